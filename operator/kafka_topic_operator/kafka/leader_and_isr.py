@@ -1,0 +1,76 @@
+"""LeaderAndIsr (kafka/api/LeaderAndIsr.scala): a partition's leader, epoch and ISR.
+
+`partition_epoch` is the state znode's zkVersion: the helpers keep it unchanged, and the ZooKeeper
+write that stores the new value returns the next one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from enum import IntEnum
+
+NO_LEADER = -1
+LEADER_DURING_DELETE = -2
+NO_EPOCH = -1
+EPOCH_DURING_DELETE = -2
+INITIAL_LEADER_EPOCH = 0
+INITIAL_PARTITION_EPOCH = 0
+
+
+class LeaderRecoveryState(IntEnum):
+    """KIP-704: RECOVERING after an unclean election (IBP >= 3.2), RECOVERED otherwise."""
+
+    RECOVERED = 0
+    RECOVERING = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsr:
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int = INITIAL_LEADER_EPOCH
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+    partition_epoch: int = INITIAL_PARTITION_EPOCH
+
+    @classmethod
+    def initial(cls, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
+        return cls(leader=leader, isr=tuple(isr))
+
+    @classmethod
+    def during_delete(cls, isr: Iterable[int]) -> LeaderAndIsr:
+        """What UpdateMetadata carries for a topic queued for deletion."""
+        return cls(leader=LEADER_DURING_DELETE, isr=tuple(isr))
+
+    def new_leader(self, leader: int) -> LeaderAndIsr:
+        return self.new_leader_and_isr(leader, self.isr)
+
+    def new_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
+        return replace(
+            self,
+            leader=leader,
+            isr=tuple(isr),
+            leader_epoch=self.leader_epoch + 1,
+            leader_recovery_state=LeaderRecoveryState.RECOVERED,
+        )
+
+    def new_recovering_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
+        return replace(
+            self.new_leader_and_isr(leader, isr),
+            leader_recovery_state=LeaderRecoveryState.RECOVERING,
+        )
+
+    def with_partition_epoch(self, partition_epoch: int) -> LeaderAndIsr:
+        return replace(self, partition_epoch=partition_epoch)
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderIsrAndControllerEpoch:
+    """A partition state znode: LeaderAndIsr plus the epoch of the controller that wrote it."""
+
+    leader_and_isr: LeaderAndIsr
+    controller_epoch: int
