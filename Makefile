@@ -7,8 +7,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Debian packages the project needs (none yet for the pure core).
-APT_PACKAGES :=
+# Debian packages the project needs: a real ZooKeeper server for the tests and the dev cluster.
+APT_PACKAGES := zookeeper
 
 .PHONY: help setup system-deps lint typecheck test unit demo bench clean
 
@@ -27,31 +27,30 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-$(STAMP): pyproject.toml
-	$(MAKE) system-deps
+$(STAMP): pyproject.toml | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
-setup: $(STAMP)
+setup: system-deps $(STAMP)
 
-lint: $(STAMP)
+lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: setup
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: setup
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
 
-demo: $(STAMP)
+demo: setup
 	$(BIN)/python -m kafka_topic_operator.demo
 
-bench: $(STAMP)
+bench: setup
 	$(BIN)/python bench/run.py
 
 clean:
