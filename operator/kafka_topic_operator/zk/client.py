@@ -1,0 +1,360 @@
+"""The kazoo facade: the only module that imports kazoo (Kafka's KafkaZkClient, without its size).
+
+Connection loss is retried with backoff; writes that depend on what was read carry the version
+they read; batches go through multi-op transactions, and a controller's writes are fenced by a
+check of `/controller_epoch`'s version in the same transaction, so a deposed controller cannot
+write (it gets ControllerMovedException instead).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (
+    BadVersionError,
+    KazooException,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    RolledBackError,
+)
+from kazoo.retry import KazooRetry
+from kazoo.security import make_acl, make_digest_acl
+
+from kafka_topic_operator.kafka.errors import ControllerMovedException
+
+log = logging.getLogger(__name__)
+
+CONTROLLER_EPOCH_PATH = "/controller_epoch"
+
+__all__ = [
+    "BadVersionError",
+    "Check",
+    "Create",
+    "Delete",
+    "DigestCredentials",
+    "Fence",
+    "NoAuthError",
+    "NoNodeError",
+    "Node",
+    "NodeExistsError",
+    "NotEmptyError",
+    "SetData",
+    "ZkClient",
+    "ZkConnectionError",
+]
+
+
+class ZkConnectionError(RuntimeError):
+    """ZooKeeper could not be reached within the allowed time."""
+
+
+@dataclass(frozen=True, slots=True)
+class DigestCredentials:
+    """Digest authentication (`user:password`); the password is never logged or printed."""
+
+    user: str
+    password: str
+
+    @classmethod
+    def parse(cls, text: str, source: str) -> DigestCredentials:
+        user, sep, password = text.strip().partition(":")
+        if not sep or not user or not password:
+            raise ValueError(f"{source}: ZooKeeper digest credentials must be 'user:password'")
+        return cls(user, password)
+
+    @classmethod
+    def from_file(cls, path: Path) -> DigestCredentials:
+        return cls.parse(path.read_text(), str(path))
+
+    @classmethod
+    def from_env(cls, variable: str = "KTO_ZOOKEEPER_DIGEST") -> DigestCredentials | None:
+        text = os.environ.get(variable)
+        return cls.parse(text, f"${variable}") if text else None
+
+    def __repr__(self) -> str:
+        return f"DigestCredentials(user={self.user!r}, password=<hidden>)"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A znode's data and the version that conditional writes must name."""
+
+    path: str
+    data: bytes
+    version: int
+    ephemeral_owner: int
+    czxid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    path: str
+    data: bytes = b""
+    ephemeral: bool = False
+    sequence: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SetData:
+    path: str
+    data: bytes
+    version: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    path: str
+    version: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    path: str
+    version: int
+
+
+Op = Create | SetData | Delete | Check
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """The controller epoch znode's version this controller won with; every write checks it."""
+
+    epoch_zk_version: int
+    path: str = CONTROLLER_EPOCH_PATH
+
+
+class TransactionFailed(Exception):
+    """A multi-op failed: `errors` holds each operation's outcome (None where it rolled back)."""
+
+    def __init__(self, ops: Sequence[Op], results: Sequence[object]) -> None:
+        self.ops = tuple(ops)
+        self.errors: tuple[KazooException | None, ...] = tuple(
+            r if isinstance(r, KazooException) and not isinstance(r, RolledBackError) else None
+            for r in results
+        )
+        failed = [
+            f"{type(e).__name__} on {op.path}"
+            for op, e in zip(self.ops, self.errors, strict=True)
+            if e is not None
+        ]
+        super().__init__("transaction failed: " + ", ".join(failed))
+
+    def first_error(self) -> tuple[Op, KazooException] | None:
+        for op, error in zip(self.ops, self.errors, strict=True):
+            if error is not None:
+                return op, error
+        return None
+
+
+class ZkClient:
+    """A connected session; `hosts` may end in a chroot (`host:2181/kafka`)."""
+
+    def __init__(
+        self,
+        hosts: str,
+        *,
+        session_timeout: float = 10.0,
+        credentials: DigestCredentials | None = None,
+        secure_acls: bool = False,
+    ) -> None:
+        auth = [("digest", f"{credentials.user}:{credentials.password}")] if credentials else None
+        acl = None
+        if secure_acls:
+            if credentials is None:
+                raise ValueError("secure ACLs need digest credentials")
+            # Kafka's secure ACLs: full rights for the creator, read for everyone.
+            acl = [
+                make_digest_acl(credentials.user, credentials.password, all=True),
+                make_acl("world", "anyone", read=True),
+            ]
+        self._retry = KazooRetry(max_tries=-1, delay=0.05, max_delay=2.0, ignore_expire=False)
+        self._kazoo: Any = KazooClient(
+            hosts=hosts,
+            timeout=session_timeout,
+            auth_data=auth,
+            default_acl=acl,
+            connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
+            command_retry=None,
+        )
+        self.hosts = hosts
+
+    # ---- session ----------------------------------------------------------------------------
+
+    def start(self, timeout: float = 15.0) -> None:
+        try:
+            self._kazoo.start(timeout=timeout)
+        except Exception as e:  # kazoo raises its own timeout type from the handler
+            self._kazoo.stop()
+            raise ZkConnectionError(f"cannot connect to ZooKeeper at {self.hosts}: {e}") from e
+
+    def stop(self) -> None:
+        self._kazoo.stop()
+        self._kazoo.close()
+
+    @property
+    def connected(self) -> bool:
+        return bool(self._kazoo.connected)
+
+    @property
+    def session_id(self) -> int:
+        return int(self._kazoo.client_id[0]) if self._kazoo.client_id else 0
+
+    def add_state_listener(self, listener: Callable[[str], None]) -> None:
+        """`listener` gets "LOST", "SUSPENDED" or "CONNECTED"; it runs on kazoo's thread."""
+
+        def adapter(state: Any) -> None:
+            listener(str(state))
+
+        self._kazoo.add_listener(adapter)
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def get(self, path: str, watch: Callable[[Any], None] | None = None) -> Node | None:
+        try:
+            data, stat = self._call(self._kazoo.get, path, watch=watch)
+        except NoNodeError:
+            return None
+        return _node(path, data, stat)
+
+    def exists(self, path: str, watch: Callable[[Any], None] | None = None) -> bool:
+        return self._call(self._kazoo.exists, path, watch=watch) is not None
+
+    def children(self, path: str, watch: Callable[[Any], None] | None = None) -> list[str] | None:
+        try:
+            names: list[str] = self._call(self._kazoo.get_children, path, watch=watch)
+        except NoNodeError:
+            return None
+        return sorted(names)
+
+    def get_many(self, paths: Iterable[str]) -> list[Node | None]:
+        """Pipelined reads: every request is sent before the first answer is awaited."""
+        paths = list(paths)
+        pending = [(p, self._kazoo.get_async(p)) for p in paths]
+        nodes: list[Node | None] = []
+        for path, result in pending:
+            try:
+                data, stat = result.get()
+            except NoNodeError:
+                nodes.append(None)
+            except KazooException:
+                nodes.append(self.get(path))  # connection trouble: retry this one synchronously
+            else:
+                nodes.append(_node(path, data, stat))
+        return nodes
+
+    def children_many(self, paths: Iterable[str]) -> list[list[str] | None]:
+        paths = list(paths)
+        pending = [(p, self._kazoo.get_children_async(p)) for p in paths]
+        out: list[list[str] | None] = []
+        for path, result in pending:
+            try:
+                out.append(sorted(result.get()))
+            except NoNodeError:
+                out.append(None)
+            except KazooException:
+                out.append(self.children(path))
+        return out
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    def ensure_path(self, path: str) -> None:
+        self._call(self._kazoo.ensure_path, path)
+
+    def create(
+        self,
+        path: str,
+        data: bytes = b"",
+        *,
+        ephemeral: bool = False,
+        sequence: bool = False,
+        makepath: bool = False,
+    ) -> str:
+        created: str = self._call(
+            self._kazoo.create,
+            path,
+            data,
+            ephemeral=ephemeral,
+            sequence=sequence,
+            makepath=makepath,
+        )
+        return created
+
+    def set(self, path: str, data: bytes, version: int = -1) -> int:
+        """Conditional when `version` >= 0; returns the znode's new version."""
+        stat = self._call(self._kazoo.set, path, data, version=version)
+        return int(stat.version)
+
+    def delete(self, path: str, version: int = -1, *, recursive: bool = False) -> bool:
+        """Deletes the znode (and its children if `recursive`); False if it was already gone."""
+        try:
+            self._call(self._kazoo.delete, path, version=version, recursive=recursive)
+        except NoNodeError:
+            return False
+        return True
+
+    def multi(self, ops: Sequence[Op], fence: Fence | None = None) -> list[object]:
+        """All of `ops` or none; with a fence, ControllerMovedException if the epoch moved."""
+        all_ops: list[Op] = ([Check(fence.path, fence.epoch_zk_version)] if fence else []) + list(
+            ops
+        )
+        if not all_ops:
+            return []
+        results: list[object] = self._call(self._commit, all_ops)
+        if any(isinstance(r, KazooException) for r in results):
+            failure = TransactionFailed(all_ops, results)
+            first = failure.first_error()
+            if fence and first and first[0] is all_ops[0]:
+                raise ControllerMovedException(
+                    "Controller epoch zkVersion check fails. Expected zkVersion = "
+                    f"{fence.epoch_zk_version}"
+                )
+            raise failure
+        return results[1:] if fence else results
+
+    def _commit(self, ops: Sequence[Op]) -> list[object]:
+        tx = self._kazoo.transaction()
+        for op in ops:
+            match op:
+                case Create():
+                    tx.create(op.path, op.data, ephemeral=op.ephemeral, sequence=op.sequence)
+                case SetData():
+                    tx.set_data(op.path, op.data, op.version)
+                case Delete():
+                    tx.delete(op.path, op.version)
+                case Check():
+                    tx.check(op.path, op.version)
+        results: list[object] = tx.commit()
+        return results
+
+    # ---- plumbing ---------------------------------------------------------------------------
+
+    def _call(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return self._retry(func, *args, **kwargs)
+
+    @property
+    def raw(self) -> Any:
+        """The kazoo client, for recipes the facade does not wrap (watches, locks)."""
+        return self._kazoo
+
+
+def _node(path: str, data: bytes | None, stat: Any) -> Node:
+    return Node(
+        path=path,
+        data=data or b"",
+        version=int(stat.version),
+        ephemeral_owner=int(stat.ephemeralOwner),
+        czxid=int(stat.czxid),
+    )
+
+
+def is_connected_state(state: str) -> bool:
+    return state == str(KazooState.CONNECTED)

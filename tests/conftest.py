@@ -1,0 +1,34 @@
+"""Shared fixtures: one real ZooKeeper server per test session, and a private chroot per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_topic_operator.zk.server import ZooKeeperServer
+
+
+@pytest.fixture(scope="session")
+def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    server = ZooKeeperServer(Path(tmp_path_factory.mktemp("zookeeper")))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def zk_chroot(zookeeper_server: ZooKeeperServer) -> str:
+    """A connect string with a fresh chroot, so tests never see each other's znodes."""
+    from kafka_topic_operator.zk.client import ZkClient
+
+    chroot = f"/test-{uuid.uuid4().hex[:12]}"
+    root = ZkClient(zookeeper_server.connect_string)
+    root.start()
+    try:
+        root.ensure_path(chroot)
+    finally:
+        root.stop()
+    return zookeeper_server.connect_string + chroot

@@ -1,0 +1,114 @@
+"""The kazoo facade against a real ZooKeeper: versions, pipelined reads, fenced transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from kafka_topic_operator.kafka.errors import ControllerMovedException
+from kafka_topic_operator.zk.client import (
+    BadVersionError,
+    Check,
+    Create,
+    Delete,
+    DigestCredentials,
+    Fence,
+    NoAuthError,
+    SetData,
+    TransactionFailed,
+    ZkClient,
+    ZkConnectionError,
+)
+
+pytestmark = pytest.mark.zookeeper
+
+
+@pytest.fixture
+def zk(zk_chroot: str) -> Iterator[ZkClient]:
+    client = ZkClient(zk_chroot)
+    client.start()
+    yield client
+    client.stop()
+
+
+def test_create_get_and_conditional_set(zk: ZkClient) -> None:
+    zk.create("/a/b", b"one", makepath=True)
+    node = zk.get("/a/b")
+    assert node is not None and (node.data, node.version) == (b"one", 0)
+    assert zk.set("/a/b", b"two", version=0) == 1
+    with pytest.raises(BadVersionError):
+        zk.set("/a/b", b"three", version=0)
+    assert zk.get("/missing") is None
+    assert zk.children("/a") == ["b"]
+    assert zk.children("/missing") is None
+
+
+def test_pipelined_reads_keep_order_and_report_missing(zk: ZkClient) -> None:
+    zk.multi([Create(f"/n{i}", str(i).encode()) for i in range(50)])
+    nodes = zk.get_many([f"/n{i}" for i in range(50)] + ["/nope"])
+    assert [n.data if n else None for n in nodes] == [str(i).encode() for i in range(50)] + [None]
+
+
+def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClient) -> None:
+    zk.create("/controller_epoch", b"1")
+    fence = Fence(epoch_zk_version=0)
+    zk.multi([Create("/written", b"x")], fence=fence)
+    assert zk.exists("/written")
+    zk.set("/controller_epoch", b"2")  # another controller won an election
+    with pytest.raises(ControllerMovedException):
+        zk.multi([Create("/late", b"x")], fence=fence)
+    assert not zk.exists("/late")
+
+
+def test_failed_multi_changes_nothing_and_names_the_failing_path(zk: ZkClient) -> None:
+    zk.create("/exists", b"")
+    with pytest.raises(TransactionFailed, match="NodeExistsError on /exists"):
+        zk.multi([Create("/new", b""), Create("/exists", b""), SetData("/exists", b"y")])
+    assert not zk.exists("/new")
+    node = zk.get("/exists")
+    assert node is not None and node.data == b""
+
+
+def test_multi_supports_every_operation(zk: ZkClient) -> None:
+    zk.create("/x", b"1")
+    zk.multi([Check("/x", 0), SetData("/x", b"2", 0), Create("/y", b"")])
+    zk.multi([Delete("/y"), Delete("/x", 1)])
+    assert not zk.exists("/x") and not zk.exists("/y")
+
+
+def test_recursive_delete_and_deleting_a_missing_node(zk: ZkClient) -> None:
+    zk.create("/t/partitions/0/state", b"{}", makepath=True)
+    assert zk.delete("/t", recursive=True)
+    assert not zk.delete("/t")
+
+
+def test_digest_acls_keep_other_sessions_read_only(zk_chroot: str) -> None:
+    owner = ZkClient(zk_chroot, credentials=DigestCredentials("kto", "s3cret"), secure_acls=True)
+    stranger = ZkClient(zk_chroot)
+    owner.start()
+    stranger.start()
+    try:
+        owner.create("/secured", b"data")
+        node = stranger.get("/secured")
+        assert node is not None and node.data == b"data"
+        with pytest.raises(NoAuthError):
+            stranger.set("/secured", b"changed")
+    finally:
+        owner.stop()
+        stranger.stop()
+
+
+def test_credentials_never_show_the_password() -> None:
+    credentials = DigestCredentials.parse("kto:s3cret\n", "test")
+    assert "s3cret" not in repr(credentials)
+    with pytest.raises(ValueError, match="user:password"):
+        DigestCredentials.parse("no-colon", "test")
+
+
+def test_unreachable_server_is_a_clear_error() -> None:
+    from kafka_topic_operator.zk.server import free_port
+
+    client = ZkClient(f"127.0.0.1:{free_port()}")
+    with pytest.raises(ZkConnectionError, match="cannot connect to ZooKeeper"):
+        client.start(timeout=1.0)
