@@ -1,7 +1,7 @@
 """A private ZooKeeper server (Debian's `zookeeper` package) for tests and the dev cluster.
 
 It runs `zkServer.sh start-foreground` as a child process with its own config, data directory and
-client port, so several can run side by side; health is ZooKeeper's own `ruok` four-letter word.
+client port, so several can run side by side; health is ZooKeeper's own `srvr` four-letter word.
 """
 
 from __future__ import annotations
@@ -108,8 +108,10 @@ class ZooKeeperServer:
         self.wait_until_serving(timeout)
 
     def is_serving(self) -> bool:
+        # `ruok` answers before the server has loaded its database; `srvr` shows a mode only
+        # once it serves requests.
         try:
-            return four_letter_word(self.port, "ruok", timeout=0.5) == "imok"
+            return "Mode: " in four_letter_word(self.port, "srvr", timeout=0.5)
         except OSError:
             return False
 
@@ -124,7 +126,7 @@ class ZooKeeperServer:
             if self.is_serving():
                 return
             time.sleep(0.05)
-        raise ZooKeeperServerError(f"ZooKeeper did not answer 'ruok' within {timeout:.0f} s")
+        raise ZooKeeperServerError(f"ZooKeeper was not serving within {timeout:.0f} s")
 
     def stop(self) -> None:
         process, self._process = self._process, None

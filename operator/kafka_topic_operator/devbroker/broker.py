@@ -1,0 +1,552 @@
+"""The dev broker: registers in /brokers/ids like a ZooKeeper-mode Kafka broker (KafkaServer),
+answers the controller's requests from its ZooKeeper queue, expands ISRs as a leader, and asks
+the controller for a controlled shutdown before it leaves.
+
+Threads: kazoo's watch callbacks only wake the single worker thread, which re-reads the queue and
+the live brokers and does all the work in order; `shutdown` runs on the caller's thread while the
+worker keeps answering requests, because the controller moves leaderships during it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+from kafka_topic_operator.devbroker.log_dirs import LogDir
+from kafka_topic_operator.devbroker.replica_manager import IsrExpansion, ReplicaManager
+from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
+from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.broker_channel import (
+    CONTROLLED_SHUTDOWN_PATH,
+    REQUEST_PREFIX,
+    ControlledShutdownRequest,
+    ControlledShutdownResult,
+    Errors,
+    Request,
+    Response,
+    UpdateMetadataResponse,
+    controlled_shutdown_path,
+    decode_controlled_shutdown,
+    decode_request,
+    decode_request_header,
+    encode_controlled_shutdown,
+    encode_response,
+    error_response,
+    requests_path,
+    response_prefix,
+    responses_path,
+)
+from kafka_topic_operator.zk.client import (
+    BadVersionError,
+    Create,
+    Delete,
+    DigestCredentials,
+    NodeExistsError,
+    NoNodeError,
+    TransactionFailed,
+    ZkClient,
+)
+from kafka_topic_operator.zk.znodes import ZNodeDataError
+
+log = logging.getLogger(__name__)
+
+_ISR_WRITE_ATTEMPTS: Final = 5
+_WORKER_RETRY_BACKOFF: Final = 0.5
+_LOGGED_PARTITIONS: Final = 10
+
+
+class BrokerRegistrationError(RuntimeError):
+    """Another live session holds this broker id's registration."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConfig:
+    """The dev broker's settings; defaults are Kafka's (`zookeeper.session.timeout.ms` 18000,
+    `controlled.shutdown.*`, `request.timeout.ms` 30000 as the wait for the controller)."""
+
+    zookeeper: str
+    broker_id: int
+    log_dir: Path
+    rack: str | None = None
+    host: str = "localhost"
+    port: int = 9092
+    session_timeout: float = 18.0
+    controlled_shutdown_enable: bool = True
+    controlled_shutdown_max_retries: int = 3
+    controlled_shutdown_retry_backoff: float = 5.0
+    controlled_shutdown_timeout: float = 30.0
+    credentials: DigestCredentials | None = None
+
+
+class DevBroker:
+    """One broker. `start()`, then `shutdown()`; `status()` is what it last wrote to disk."""
+
+    def __init__(self, config: BrokerConfig, *, log_dir: LogDir | None = None) -> None:
+        self.config = config
+        self.log_dir = log_dir or LogDir(config.log_dir)
+        self.replica_manager = ReplicaManager(config.broker_id, self.log_dir)
+        self._zk = ZkClient(
+            config.zookeeper,
+            session_timeout=config.session_timeout,
+            credentials=config.credentials,
+        )
+        self._prefix = f"[KafkaServer id={config.broker_id}] "
+        self._wake = threading.Event()
+        self._stop_worker = threading.Event()
+        self._interrupted = threading.Event()
+        self._answer_changed: threading.Event | None = None
+        self._session_lost = False
+        self._closing = False
+        self._worker: threading.Thread | None = None
+        # Held by the worker for a whole pass and by anyone writing the status file: the
+        # replica manager's tables change only under it.
+        self._lock = threading.RLock()
+        self._status_lock = threading.Lock()
+        self._status: dict[str, object] = {}
+        self._state = "starting"
+        self.cluster_id: str | None = None
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def broker_id(self) -> int:
+        return self.config.broker_id
+
+    @property
+    def broker_epoch(self) -> int:
+        return self.replica_manager.broker_epoch
+
+    @property
+    def zk(self) -> ZkClient:
+        return self._zk
+
+    def start(self) -> None:
+        """Connects, prepares ZooKeeper and the log directory, registers, starts the worker.
+
+        Raises ZkConnectionError, BrokerRegistrationError, or the log directory's
+        InconsistentBrokerIdException / InconsistentClusterIdException / OSError.
+        """
+        # zookeeper.connection.timeout.ms defaults to the session timeout.
+        self._zk.start(timeout=self.config.session_timeout)
+        try:
+            for path in znodes.PERSISTENT_ZK_PATHS:
+                self._zk.ensure_path(path)
+            # The queue exists before the registration, so a controller that sees the broker
+            # can always write to it.
+            for path in (
+                requests_path(self.broker_id),
+                responses_path(self.broker_id),
+                CONTROLLED_SHUTDOWN_PATH,
+            ):
+                self._zk.ensure_path(path)
+            self.cluster_id = self._cluster_id()
+            self.log_dir.open(self.broker_id, self.cluster_id)
+            self._register()
+        except BaseException:
+            self._zk.stop()
+            raise
+        self._zk.add_state_listener(self._on_state)
+        self._state = "running"
+        self._write_status()
+        self._worker = threading.Thread(
+            target=self._run, name=f"kto-broker-{self.broker_id}", daemon=True
+        )
+        self._worker.start()
+        self._wake.set()
+
+    def shutdown(self, *, controlled: bool = True) -> bool:
+        """Controlled shutdown (if enabled and asked for), then leaves: the session closes and the
+        registration vanishes. Returns whether the controlled shutdown succeeded."""
+        succeeded = False
+        if controlled and self.config.controlled_shutdown_enable and self._worker is not None:
+            self._state = "shutting_down"
+            self._write_status()
+            log.info("%sStarting controlled shutdown", self._prefix)
+            succeeded = self._controlled_shutdown()
+            if not succeeded:
+                log.warning(
+                    "%sProceeding to do an unclean shutdown as all the controlled shutdown "
+                    "attempts failed",
+                    self._prefix,
+                )
+        self._closing = True
+        self._stop_worker.set()
+        self._wake.set()
+        if self._worker is not None and self._worker is not threading.current_thread():
+            # A worker stuck on an unreachable ZooKeeper is a daemon: closing the client ends it.
+            self._worker.join(timeout=self.config.session_timeout)
+        self._zk.stop()
+        self._state = "stopped"
+        self._write_status()
+        log.info("%sshut down completed", self._prefix)
+        return succeeded
+
+    def interrupt_shutdown(self) -> None:
+        """Stops waiting for the controller: the shutdown goes on without it."""
+        self._interrupted.set()
+        waiting = self._answer_changed
+        if waiting is not None:
+            waiting.set()
+
+    def status(self) -> dict[str, object]:
+        with self._status_lock:
+            return dict(self._status)
+
+    # ---- ZooKeeper setup --------------------------------------------------------------------
+
+    def _cluster_id(self) -> str:
+        """KafkaServer.getOrGenerateClusterId: read /cluster/id, or create it if absent."""
+        path = znodes.CLUSTER_ID_PATH
+        while True:
+            node = self._zk.get(path)
+            if node is not None:
+                return znodes.decode_cluster_id(path, node.data)
+            with contextlib.suppress(NodeExistsError):  # another broker won: read its id
+                self._zk.create(
+                    path, znodes.encode_cluster_id(generate_uuid_as_base64()), makepath=True
+                )
+
+    def _register(self) -> None:
+        """KafkaZkClient.registerBroker: a checked ephemeral create; the epoch is its czxid."""
+        config = self.config
+        info = znodes.BrokerInfo(
+            id=config.broker_id,
+            endpoints=(
+                znodes.EndPoint(
+                    "PLAINTEXT", config.host, config.port, znodes.SecurityProtocol.PLAINTEXT
+                ),
+            ),
+            rack=config.rack,
+            jmx_port=-1,
+            timestamp=int(time.time() * 1000),
+        )
+        path = znodes.broker_path(config.broker_id)
+        data = znodes.encode_broker(info, version=5)
+        while True:
+            # NodeExists: ours (a retried create) or another session's; the owner says which.
+            with contextlib.suppress(NodeExistsError):
+                self._zk.create(path, data, ephemeral=True)
+            node = self._zk.get(path)
+            if node is None:
+                continue  # the other owner's session just ended
+            session = self._zk.session_id
+            if node.ephemeral_owner != session:
+                raise BrokerRegistrationError(
+                    f"Error while creating ephemeral at {path}, node already exists and owner "
+                    f"'{node.ephemeral_owner}' does not match current session '{session}'"
+                )
+            break
+        self.replica_manager.broker_epoch = node.czxid
+        log.info(
+            "%sRegistered broker %d at path %s with addresses: %s, czxid (broker epoch): %d",
+            self._prefix,
+            config.broker_id,
+            path,
+            ",".join(e.connection_string for e in info.endpoints),
+            node.czxid,
+        )
+
+    def _on_state(self, state: str) -> None:
+        # Runs on kazoo's thread: only note it and wake the worker.
+        if state == "LOST" and not self._closing:
+            self._session_lost = True
+        self._wake.set()
+
+    # ---- the worker -------------------------------------------------------------------------
+
+    def _signal(self, _event: object = None) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop_worker.is_set():
+                return
+            try:
+                self._work()
+            except Exception:
+                if self._stop_worker.is_set():
+                    return
+                log.exception("%sError in the request worker; retrying", self._prefix)
+                self._stop_worker.wait(_WORKER_RETRY_BACKOFF)
+                self._wake.set()
+
+    def _work(self) -> None:
+        with self._lock:
+            if self._session_lost:
+                # Kafka re-registers on a new session, with a new broker epoch.
+                self._session_lost = False
+                self._register()
+                self._write_status_locked()
+            self._process_requests()
+            self._expand_isr()
+
+    # ---- requests ---------------------------------------------------------------------------
+
+    def _process_requests(self) -> None:
+        queue = requests_path(self.broker_id)
+        names = self._zk.children(queue, watch=self._signal) or []
+        for name in names:  # sorted: ten-digit sequence numbers sort in creation order
+            if self._stop_worker.is_set():
+                break
+            if not name.startswith(REQUEST_PREFIX):
+                continue
+            path = f"{queue}/{name}"
+            node = self._zk.get(path)
+            if node is None:
+                continue
+            response = self._answer(path, node.data)
+            # The status file shows a request's effect before its answer does.
+            self._write_status_locked()
+            # Answer and dequeue in one transaction: a crash never answers twice or loses one.
+            ops: list[Create | Delete] = [Delete(path, node.version)]
+            if response is not None:
+                ops.insert(
+                    0,
+                    Create(
+                        response_prefix(self.broker_id), encode_response(response), sequence=True
+                    ),
+                )
+            try:
+                self._zk.multi(ops)
+            except TransactionFailed as e:
+                log.warning("%sCould not answer %s: %s", self._prefix, path, e)
+
+    def _answer(self, path: str, data: bytes) -> Response | None:
+        try:
+            request = decode_request(path, data)
+        except ZNodeDataError as e:
+            try:
+                header = decode_request_header(path, data)
+            except ZNodeDataError:
+                log.error("%sDropping unreadable request: %s", self._prefix, e)
+                return None
+            log.error("%sAnswering INVALID_REQUEST: %s", self._prefix, e)
+            return error_response(header, Errors.INVALID_REQUEST)
+        try:
+            response = self.replica_manager.handle(request)
+        except Exception:
+            log.exception("%sUnexpected error handling %s", self._prefix, path)
+            response = request.error_response(Errors.UNKNOWN_SERVER_ERROR)
+        log.info("%s", self._describe(request, response))
+        return response
+
+    def _describe(self, request: Request, response: Response) -> str:
+        partitions = [f"{s.topic}-{s.partition}" for s in request.partition_states]
+        shown = ", ".join(partitions[:_LOGGED_PARTITIONS])
+        if len(partitions) > _LOGGED_PARTITIONS:
+            shown += f", ... {len(partitions) - _LOGGED_PARTITIONS} more"
+        outcome = str(response.error)
+        partition_errors = (
+            () if isinstance(response, UpdateMetadataResponse) else response.partition_errors
+        )
+        failed = [
+            f"{pe.topic}-{pe.partition}: {pe.error}"
+            for pe in partition_errors
+            if pe.error != Errors.NONE
+        ]
+        if failed:
+            outcome += " (" + ", ".join(failed[:_LOGGED_PARTITIONS])
+            more = len(failed) - _LOGGED_PARTITIONS
+            outcome += f", ... {more} more)" if more > 0 else ")"
+        return (
+            f"[Broker id={self.broker_id}] Handled {request.TYPE} request correlation id "
+            f"{request.correlation_id} from controller {request.controller_id} epoch "
+            f"{request.controller_epoch} for {len(partitions)} partitions [{shown}]: {outcome}"
+        )
+
+    # ---- ISR expansion ----------------------------------------------------------------------
+
+    def _expand_isr(self) -> None:
+        names = self._zk.children(znodes.BROKER_IDS_PATH, watch=self._signal) or []
+        live = {int(n) for n in names if n.isascii() and n.isdigit()}
+        expanded: list[TopicPartition] = []
+        for expansion in self.replica_manager.isr_expansions(live):
+            if self._write_isr(expansion):
+                expanded.append(expansion.topic_partition)
+        if expanded:
+            self._write_status_locked()
+            # ZkIsrManager batches these for up to 5 s; a dev broker tells the controller at once.
+            self._zk.create(
+                znodes.isr_change_path(), znodes.encode_isr_change(expanded), sequence=True
+            )
+
+    def _write_isr(self, expansion: IsrExpansion) -> bool:
+        """Partition.expandIsr through ZkIsrManager: a write conditional on the partition epoch;
+        on BADVERSION, re-read and go on only while still leader in the same leader epoch."""
+        tp = expansion.topic_partition
+        path = znodes.topic_partition_state_path(tp)
+        state = expansion.state
+        leader_epoch = state.leader_and_isr.leader_epoch
+        old_isr = ",".join(map(str, self.replica_manager.partitions[tp].isr))
+        for _ in range(_ISR_WRITE_ATTEMPTS):
+            lai = state.leader_and_isr
+            try:
+                version = self._zk.set(
+                    path, znodes.encode_partition_state(state), version=lai.partition_epoch
+                )
+            except NoNodeError:
+                log.info("%sNo state znode for %s: not expanding its ISR", self._prefix, tp)
+                return False
+            except BadVersionError:
+                node = self._zk.get(path)
+                if node is None:
+                    return False
+                try:
+                    current = znodes.decode_partition_state(path, node.data, node.version)
+                except ZNodeDataError as e:
+                    log.warning("%sCannot expand the ISR of %s: %s", self._prefix, tp, e)
+                    return False
+                now = current.leader_and_isr
+                if (
+                    now.leader,
+                    now.leader_epoch,
+                    now.isr,
+                    current.controller_epoch,
+                ) == (lai.leader, lai.leader_epoch, lai.isr, state.controller_epoch):
+                    # ReplicationUtils.checkLeaderAndIsrZkData: our write already landed.
+                    self.replica_manager.isr_updated(tp, now.isr, node.version)
+                    return True
+                if now.leader != self.broker_id or now.leader_epoch != leader_epoch:
+                    log.info(
+                        "%sNot expanding the ISR of %s: its state moved to leader %d epoch %d",
+                        self._prefix,
+                        tp,
+                        now.leader,
+                        now.leader_epoch,
+                    )
+                    return False
+                if not self.replica_manager.leads(tp, leader_epoch):
+                    return False
+                isr = now.isr + tuple(r for r in expansion.added if r not in now.isr)
+                self.replica_manager.isr_updated(tp, now.isr, node.version)
+                if isr == now.isr:
+                    return False
+                state = LeaderIsrAndControllerEpoch(
+                    replace(now, isr=isr, partition_epoch=node.version), current.controller_epoch
+                )
+                continue
+            self.replica_manager.isr_updated(tp, lai.isr, version)
+            log.info(
+                "%sISR of %s expanded from %s to %s, partition epoch %d",
+                self._prefix,
+                tp,
+                old_isr,
+                ",".join(map(str, lai.isr)),
+                version,
+            )
+            return True
+        return False
+
+    # ---- controlled shutdown ----------------------------------------------------------------
+
+    def _controlled_shutdown(self) -> bool:
+        """KafkaServer.controlledShutdown: up to `controlled.shutdown.max.retries` attempts,
+        `controlled.shutdown.retry.backoff.ms` apart."""
+        remaining_retries = self.config.controlled_shutdown_max_retries
+        succeeded = False
+        while not succeeded and remaining_retries > 0 and not self._interrupted.is_set():
+            remaining_retries -= 1
+            if not self._zk.exists(znodes.CONTROLLER_PATH):
+                log.info("%sNo controller present (%s)", self._prefix, znodes.CONTROLLER_PATH)
+            else:
+                result = self._ask_controller()
+                if result is None:
+                    log.warning(
+                        "%sError during controlled shutdown, possibly because leader movement "
+                        "took longer than the configured %.1f s to answer",
+                        self._prefix,
+                        self.config.controlled_shutdown_timeout,
+                    )
+                elif result.succeeded:
+                    succeeded = True
+                    log.info("%sControlled shutdown succeeded", self._prefix)
+                else:
+                    log.info(
+                        "%sRemaining partitions to move: %s",
+                        self._prefix,
+                        ",".join(map(str, result.remaining_partitions)),
+                    )
+                    log.info("%sError from controller: %s", self._prefix, result.error)
+            if not succeeded and remaining_retries > 0:
+                self._interrupted.wait(self.config.controlled_shutdown_retry_backoff)
+                log.warning(
+                    "%sRetrying controlled shutdown after the previous attempt failed...",
+                    self._prefix,
+                )
+        return succeeded
+
+    def _ask_controller(self) -> ControlledShutdownResult | None:
+        """One attempt: write the request znode and wait for the controller's answer in it
+        (or for the controller to delete it, which means nothing is left to move)."""
+        path = controlled_shutdown_path(self.broker_id)
+        request = ControlledShutdownRequest(self.broker_id, self.broker_epoch)
+        changed = threading.Event()
+        self._answer_changed = changed
+        self._zk.delete(path)  # a leftover of an earlier attempt of ours
+        self._zk.create(path, encode_controlled_shutdown(request), ephemeral=True)
+        deadline = time.monotonic() + self.config.controlled_shutdown_timeout
+        try:
+            while True:
+                changed.clear()
+                node = self._zk.get(path, watch=lambda _event: changed.set())
+                if node is None:
+                    return ControlledShutdownResult(Errors.NONE)
+                try:
+                    answer = decode_controlled_shutdown(path, node.data).result
+                except ZNodeDataError as e:
+                    log.warning("%sUnreadable controlled shutdown answer: %s", self._prefix, e)
+                    return ControlledShutdownResult(Errors.UNKNOWN_SERVER_ERROR)
+                if answer is not None:
+                    return answer
+                left = deadline - time.monotonic()
+                if left <= 0 or self._interrupted.is_set():
+                    return None
+                changed.wait(left)
+        finally:
+            self._answer_changed = None
+            self._zk.delete(path)
+
+    # ---- status -----------------------------------------------------------------------------
+
+    def _write_status(self) -> None:
+        # Bounded: a worker stuck on an unreachable ZooKeeper must not hang a shutdown.
+        if not self._lock.acquire(timeout=self.config.session_timeout):
+            log.warning("%sStatus not written: the request worker is busy", self._prefix)
+            return
+        try:
+            self._write_status_locked()
+        finally:
+            self._lock.release()
+
+    def _write_status_locked(self) -> None:
+        status = self.replica_manager.to_json()
+        try:
+            logs = [f"{tp.topic}-{tp.partition}" for tp in self.log_dir.logs()]
+        except OSError:
+            logs = []
+        status.update(
+            {
+                "version": 1,
+                "state": self._state,
+                "cluster_id": self.cluster_id,
+                "rack": self.config.rack,
+                "endpoints": [f"PLAINTEXT://{self.config.host}:{self.config.port}"],
+                "logs": logs,
+                "updated_ms": int(time.time() * 1000),
+            }
+        )
+        with self._status_lock:
+            self._status = status
+        try:
+            self.log_dir.write_status(status)
+        except OSError as e:
+            log.warning("%sCannot write %s: %s", self._prefix, self.log_dir.status_path, e)

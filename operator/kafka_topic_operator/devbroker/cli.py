@@ -1,0 +1,200 @@
+"""`kto dev-broker`: run one dev broker until SIGTERM or SIGINT, then shut down under control.
+
+A second signal during the controlled shutdown stops waiting for the controller. Startup errors
+are one line on stderr with exit status 1; usage errors exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn
+
+from kafka_topic_operator.devbroker.broker import (
+    BrokerConfig,
+    BrokerRegistrationError,
+    DevBroker,
+)
+from kafka_topic_operator.devbroker.log_dirs import (
+    InconsistentBrokerIdException,
+    InconsistentClusterIdException,
+)
+from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
+from kafka_topic_operator.zk.znodes import ZNodeDataError
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+_LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not positive")
+    return value
+
+
+def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=prog,
+        description="Run a dev broker: it registers in ZooKeeper as a Kafka broker and answers "
+        "the controller's LeaderAndIsr, UpdateMetadata and StopReplica requests.",
+    )
+    parser.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    parser.add_argument("--id", required=True, type=_non_negative_int, help="the broker id")
+    parser.add_argument("--log-dir", required=True, type=Path, metavar="DIR")
+    parser.add_argument("--rack", default=None)
+    parser.add_argument("--host", default="localhost", help="advertised host (localhost)")
+    parser.add_argument("--port", default=9092, type=_non_negative_int, help="(9092)")
+    parser.add_argument(
+        "--session-timeout",
+        default=18.0,
+        type=_positive_float,
+        metavar="SECONDS",
+        help="ZooKeeper session timeout (18, Kafka's default)",
+    )
+    parser.add_argument(
+        "--controlled-shutdown-timeout",
+        default=30.0,
+        type=_positive_float,
+        metavar="SECONDS",
+        help="how long each attempt waits for the controller's answer (30)",
+    )
+    parser.add_argument(
+        "--controlled-shutdown-max-retries", default=3, type=_non_negative_int, metavar="N"
+    )
+    parser.add_argument(
+        "--controlled-shutdown-retry-backoff-ms", default=5000, type=_non_negative_int, metavar="MS"
+    )
+    parser.add_argument(
+        "--no-controlled-shutdown",
+        action="store_true",
+        help="leave without asking the controller (controlled.shutdown.enable=false)",
+    )
+    parser.add_argument(
+        "--zookeeper-digest-file",
+        type=Path,
+        metavar="FILE",
+        help="'user:password' for ZooKeeper digest auth (else $KTO_ZOOKEEPER_DIGEST)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+    )
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> BrokerConfig:
+    credentials = (
+        DigestCredentials.from_file(args.zookeeper_digest_file)
+        if args.zookeeper_digest_file is not None
+        else DigestCredentials.from_env()
+    )
+    return BrokerConfig(
+        zookeeper=args.zookeeper,
+        broker_id=args.id,
+        log_dir=args.log_dir,
+        rack=args.rack,
+        host=args.host,
+        port=args.port,
+        session_timeout=args.session_timeout,
+        controlled_shutdown_enable=not args.no_controlled_shutdown,
+        controlled_shutdown_max_retries=args.controlled_shutdown_max_retries,
+        controlled_shutdown_retry_backoff=args.controlled_shutdown_retry_backoff_ms / 1000,
+        controlled_shutdown_timeout=args.controlled_shutdown_timeout,
+        credentials=credentials,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        config = config_from_args(args)
+    except _UsageError as e:
+        print(f"kto dev-broker: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, ValueError) as e:  # an unreadable or malformed digest file
+        print(f"kto dev-broker: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    package_log = logging.getLogger("kafka_topic_operator")
+    package_log.addHandler(handler)
+    previous_level = package_log.level
+    package_log.setLevel(args.log_level)
+    try:
+        return _run(DevBroker(config))
+    finally:
+        package_log.removeHandler(handler)
+        package_log.setLevel(previous_level)
+
+
+def _run(broker: DevBroker) -> int:
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            broker.interrupt_shutdown()
+        stop.set()
+
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = {}
+    if in_main_thread:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        try:
+            broker.start()
+        except (
+            BrokerRegistrationError,
+            ZkConnectionError,
+            InconsistentBrokerIdException,
+            InconsistentClusterIdException,
+            ZNodeDataError,
+            OSError,
+        ) as e:
+            print(f"kto dev-broker: {e}", file=sys.stderr)
+            return EXIT_FAILURE
+        print(
+            f"kto dev-broker: broker {broker.broker_id} registered with epoch "
+            f"{broker.broker_epoch}; log dir {broker.log_dir.path}",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop.wait()
+        broker.shutdown(controlled=True)
+        return 0
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

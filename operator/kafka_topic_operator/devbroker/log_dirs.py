@@ -1,0 +1,207 @@
+"""A dev broker's log directory, laid out as Kafka's LogManager lays out `log.dirs`.
+
+One directory per hosted partition (`<topic>-<partition>/`) holding an empty first segment
+(`00000000000000000000.log`, `.index`, `.timeindex`) and `partition.metadata` with the topic id
+(kafka.server.PartitionMetadataFile); `meta.properties` ties the directory to one broker id and
+cluster id; deletion renames to `<topic>-<partition>.<id>-delete` first, as LogManager.asyncDelete
+does. The broker's status file (`.kto-broker-state.json`) is written here atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+STATUS_FILE: Final = ".kto-broker-state.json"
+META_PROPERTIES: Final = "meta.properties"
+PARTITION_METADATA: Final = "partition.metadata"
+FIRST_SEGMENT: Final = "00000000000000000000"
+SEGMENT_SUFFIXES: Final = (".log", ".index", ".timeindex")
+DELETE_DIR_SUFFIX: Final = "-delete"
+
+# Log.DeleteDirPattern / FutureDirPattern: `<topic>-<partition>.<uuid>-delete|-future`.
+_RENAMED_DIR = re.compile(r"^(\S+)-(\d+)\.(\S+)-(delete|future)$")
+
+
+class InconsistentBrokerIdException(RuntimeError):
+    """kafka.common.InconsistentBrokerIdException: the log directory belongs to another broker."""
+
+
+class InconsistentClusterIdException(RuntimeError):
+    """kafka.common.InconsistentClusterIdException: the log directory belongs to another cluster."""
+
+
+def partition_dir_name(partition: TopicPartition) -> str:
+    return f"{partition.topic}-{partition.partition}"
+
+
+def parse_partition_dir_name(name: str) -> TopicPartition | None:
+    """Log.parseTopicPartitionName for a live log directory; None for anything else."""
+    if name.startswith(".") or _RENAMED_DIR.match(name):
+        return None
+    topic, sep, number = name.rpartition("-")
+    if not sep or not topic or not number.isascii() or not number.isdigit():
+        return None
+    return TopicPartition(topic, int(number))
+
+
+def encode_partition_metadata(topic_id: str) -> str:
+    """PartitionMetadataFileFormatter.toFile: two lines, no trailing newline."""
+    return f"version: 0\ntopic_id: {topic_id}"
+
+
+def decode_partition_metadata(text: str) -> str | None:
+    """The topic id, or None if the file is empty or not what Kafka writes."""
+    lines = text.splitlines()
+    if len(lines) < 2:
+        return None
+    version = re.split(r":\s+", lines[0], maxsplit=1)
+    topic_id = re.split(r":\s+", lines[1], maxsplit=1)
+    if len(version) != 2 or version[1].strip() != "0" or len(topic_id) != 2:
+        return None
+    return topic_id[1].strip() or None
+
+
+def _write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
+    # Write beside the target and rename over it, so readers never see a partial file; flushed
+    # to disk first where Kafka flushes (the status file is only a view, so it is not).
+    tmp = path.with_name(f"{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass
+class LogDir:
+    """One log directory; every method may raise OSError when the disk does not cooperate."""
+
+    path: Path
+
+    @property
+    def status_path(self) -> Path:
+        return self.path / STATUS_FILE
+
+    def partition_dir(self, partition: TopicPartition) -> Path:
+        return self.path / partition_dir_name(partition)
+
+    # ---- startup ----------------------------------------------------------------------------
+
+    def open(self, broker_id: int, cluster_id: str | None) -> None:
+        """Creates the directory, checks and writes meta.properties, and finishes deletions
+        interrupted by a crash (LogManager deletes `-delete` directories at startup)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._check_meta_properties(broker_id, cluster_id)
+        for child in self.path.iterdir():
+            renamed = _RENAMED_DIR.match(child.name)
+            if renamed and renamed.group(4) == "delete" and child.is_dir():
+                shutil.rmtree(child, ignore_errors=True)
+
+    def read_meta_properties(self) -> dict[str, str]:
+        path = self.path / META_PROPERTIES
+        if not path.exists():
+            return {}
+        props: dict[str, str] = {}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if not line or line.startswith(("#", "!")):
+                continue
+            key, _, value = line.partition("=")
+            props[key.strip()] = value.strip()
+        return props
+
+    def _check_meta_properties(self, broker_id: int, cluster_id: str | None) -> None:
+        props = self.read_meta_properties()
+        stored_id = props.get("broker.id")
+        if stored_id is not None and stored_id != str(broker_id):
+            # KafkaServer.getOrGenerateBrokerId; Scala prints the stored id as an Option.
+            raise InconsistentBrokerIdException(
+                f"Configured broker.id {broker_id} doesn't match stored broker.id "
+                f"Some({stored_id}) in meta.properties. If you moved your data, make sure your "
+                "configured broker.id matches. If you intend to create a new broker, you should "
+                "remove all data in your data directories (log.dirs)."
+            )
+        stored_cluster = props.get("cluster.id")
+        if cluster_id is not None and stored_cluster is not None and stored_cluster != cluster_id:
+            raise InconsistentClusterIdException(
+                f"The Cluster ID {cluster_id} doesn't match stored clusterId "
+                f"Some({stored_cluster}) in meta.properties. The broker is trying to join the "
+                "wrong cluster. Configured zookeeper.connect may be wrong."
+            )
+        lines = ["#", "version=0", f"broker.id={broker_id}"]
+        if cluster_id is not None:
+            lines.append(f"cluster.id={cluster_id}")
+        _write_atomically(self.path / META_PROPERTIES, "\n".join(lines) + "\n")
+
+    # ---- partitions -------------------------------------------------------------------------
+
+    def logs(self) -> list[TopicPartition]:
+        """The partitions with a live log directory here, sorted."""
+        found = []
+        for child in self.path.iterdir():
+            partition = parse_partition_dir_name(child.name) if child.is_dir() else None
+            if partition is not None:
+                found.append(partition)
+        return sorted(found)
+
+    def has_log(self, partition: TopicPartition) -> bool:
+        return self.partition_dir(partition).is_dir()
+
+    def create_log(self, partition: TopicPartition, topic_id: str | None) -> bool:
+        """Creates the partition's directory and first segment if missing (True if it did), and
+        records the topic id in partition.metadata when one is known."""
+        directory = self.partition_dir(partition)
+        created = not directory.is_dir()
+        directory.mkdir(exist_ok=True)
+        for suffix in SEGMENT_SUFFIXES:
+            (directory / f"{FIRST_SEGMENT}{suffix}").touch(exist_ok=True)
+        if topic_id is not None and self.topic_id(partition) != topic_id:
+            _write_atomically(directory / PARTITION_METADATA, encode_partition_metadata(topic_id))
+        return created
+
+    def topic_id(self, partition: TopicPartition) -> str | None:
+        path = self.partition_dir(partition) / PARTITION_METADATA
+        try:
+            return decode_partition_metadata(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+
+    def delete_log(self, partition: TopicPartition) -> bool:
+        """Renames the partition's directory to `<tp>.<id>-delete`, then removes it; False if
+        there was none. Only the rename can fail the call: after it the log is gone."""
+        directory = self.partition_dir(partition)
+        if not directory.exists():
+            return False
+        doomed = self.path / f"{directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        directory.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+        return True
+
+    # ---- status -----------------------------------------------------------------------------
+
+    def write_status(self, status: Mapping[str, object]) -> None:
+        text = json.dumps(status, indent=1, sort_keys=True) + "\n"
+        _write_atomically(self.status_path, text, durable=False)
+
+
+def read_status(log_dir: Path) -> dict[str, object] | None:
+    """A dev broker's last status (see DevBroker.status), or None if it never wrote one."""
+    try:
+        text = (log_dir / STATUS_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"{log_dir / STATUS_FILE}: expected a JSON object")
+    return value
