@@ -1,0 +1,108 @@
+"""Reading the cluster back from real znodes, including someone else's malformed JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from kafka_topic_operator.describe import cluster_report, render_text
+from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.snapshot import PartitionStatus
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import ZkClient
+from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+pytestmark = pytest.mark.zookeeper
+
+
+@pytest.fixture
+def zk(zk_chroot: str) -> Iterator[ZkClient]:
+    client = ZkClient(zk_chroot)
+    client.start()
+    for path in znodes.PERSISTENT_ZK_PATHS:
+        client.ensure_path(path)
+    yield client
+    client.stop()
+
+
+def register(zk: ZkClient, broker: int, rack: str | None = None) -> None:
+    info = znodes.BrokerInfo(
+        broker,
+        (
+            znodes.EndPoint(
+                "PLAINTEXT", "localhost", 9092 + broker, znodes.SecurityProtocol.PLAINTEXT
+            ),
+        ),
+        rack=rack,
+        timestamp=1,
+    )
+    zk.create(znodes.broker_path(broker), znodes.encode_broker(info), ephemeral=True)
+
+
+def write_topic(
+    zk: ZkClient, topic: str, assignment: dict[int, list[int]], leaders: dict[int, list[int]]
+) -> None:
+    zk.create(
+        znodes.topic_path(topic),
+        znodes.encode_topic(
+            {p: ReplicaAssignment.of(r) for p, r in assignment.items()}, "AAAAAAAAAAAAAAAAAAAAAQ"
+        ),
+    )
+    zk.create(znodes.topic_config_path(topic), znodes.encode_config({"retention.ms": "1000"}))
+    for p, isr in leaders.items():
+        state = LeaderIsrAndControllerEpoch(LeaderAndIsr(isr[0], tuple(isr)), 1)
+        zk.create(
+            znodes.topic_partition_state_path(TopicPartition(topic, p)),
+            znodes.encode_partition_state(state),
+            makepath=True,
+        )
+
+
+def test_reads_topics_states_and_brokers(zk: ZkClient) -> None:
+    register(zk, 0, "a")
+    register(zk, 1, "b")
+    write_topic(zk, "orders", {0: [0, 1], 1: [1, 2], 2: [2, 0]}, {0: [0, 1], 1: [2]})
+    cluster = read_cluster(zk)
+    assert cluster.live_brokers == {0, 1}
+    orders = cluster.topics["orders"]
+    assert orders.config == {"retention.ms": "1000"}
+    assert orders.partitions[0].status(cluster.live_brokers) is PartitionStatus.ONLINE
+    assert orders.partitions[1].status(cluster.live_brokers) is PartitionStatus.OFFLINE
+    assert orders.partitions[2].status(cluster.live_brokers) is PartitionStatus.NEW
+    assert orders.partitions[1].under_replicated()
+    report = cluster_report(cluster)
+    assert report["offline_partitions"] == ["orders-1"]
+    assert report["under_replicated_partitions"] == ["orders-1"]
+    assert [b["id"] for b in report["brokers"]] == [0, 1, 2]
+    assert report["brokers"][2]["alive"] is False
+
+
+def test_deletion_waits_are_explained(zk: ZkClient) -> None:
+    register(zk, 0)
+    write_topic(zk, "doomed", {0: [0, 1]}, {0: [0, 1]})
+    zk.create(znodes.delete_topic_path("doomed"))
+    report = cluster_report(read_cluster(zk), ["doomed"])
+    waiting = report["topics"][0]["deletion_waiting_on"]
+    assert any("offline brokers 1" in reason for reason in waiting)
+    assert any("no active controller" in reason for reason in waiting)
+    assert "Deletion waits: replicas on offline brokers 1" in render_text(report)
+
+
+def test_malformed_znodes_are_reported_with_their_path_not_raised(zk: ZkClient) -> None:
+    register(zk, 0)
+    write_topic(zk, "good", {0: [0]}, {0: [0]})
+    zk.create(znodes.topic_path("bad"), b'{"partitions": ')
+    zk.create(znodes.broker_path(7), b"[]", ephemeral=True)
+    cluster = read_cluster(zk)
+    assert set(cluster.topics) == {"good"}
+    assert any("/brokers/topics/bad" in p for p in cluster.problems)
+    assert any("/brokers/ids/7" in p for p in cluster.problems)
+
+
+def test_reading_a_subset_of_topics(zk: ZkClient) -> None:
+    write_topic(zk, "a", {0: [0]}, {})
+    write_topic(zk, "b", {0: [0]}, {})
+    assert set(read_cluster(zk, ["b", "nope"]).topics) == {"b"}
