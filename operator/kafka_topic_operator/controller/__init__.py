@@ -1,0 +1,1 @@
+"""The Kafka-compatible controller: election, event queue, context and state machines over ZK."""
