@@ -1,0 +1,24 @@
+"""`make bench`: every benchmark figure of the project, each beside its anchor, in one run."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+import bench_apiserver
+import bench_assignment
+
+
+def main() -> None:
+    print(f"# kafka-topic-operator benchmarks, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(
+        f"# python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus; "
+        "each ratio is measured in the same run"
+    )
+    bench_assignment.main()
+    bench_apiserver.main()
+
+
+if __name__ == "__main__":
+    main()
