@@ -19,7 +19,7 @@ from kafka_topic_operator.kafka.errors import KafkaError
 from kafka_topic_operator.kafka.partitioner import partition_for_key
 
 EXIT_USAGE = 2
-COMMANDS = ("assign", "partition-for", "consumers")
+COMMANDS = ("assign", "partition-for", "consumers", "describe", "dev-broker")
 
 
 class UsageError(Exception):
@@ -227,6 +227,29 @@ def _consumers(args: argparse.Namespace) -> None:
         )
 
 
+# ---- kto describe ---------------------------------------------------------------------------
+
+
+def _describe(args: argparse.Namespace) -> None:
+    # Imported here so the offline previews never load the ZooKeeper client.
+    from kafka_topic_operator.describe import cluster_report, render_text
+    from kafka_topic_operator.zk.client import DigestCredentials, ZkClient
+    from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+    zk = ZkClient(args.zookeeper, credentials=DigestCredentials.from_env())
+    zk.start(timeout=args.timeout)
+    try:
+        report = cluster_report(read_cluster(zk, args.topics or None), args.topics or None)
+    finally:
+        zk.stop()
+    if args.output == "json":
+        _print_json(report)
+    else:
+        print(render_text(report))
+    if report["missing_topics"]:
+        raise UsageError("topics not found: " + ", ".join(report["missing_topics"]))
+
+
 # ---- wiring ---------------------------------------------------------------------------------
 
 
@@ -285,6 +308,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     consumers.add_argument("--output", choices=["table", "json"], default="table")
     consumers.set_defaults(run=_consumers)
+
+    describe = commands.add_parser(
+        "describe",
+        help="topics, partitions, leaders, ISRs and deletions, read from ZooKeeper",
+        description="What kafka-topics --describe shows, plus partition states, offline and "
+        "under-replicated partitions, why deletions wait, and a per-broker summary. Digest "
+        "credentials come from $KTO_ZOOKEEPER_DIGEST (user:password).",
+    )
+    describe.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    describe.add_argument("topics", nargs="*", metavar="TOPIC")
+    describe.add_argument("--output", choices=["table", "json"], default="table")
+    describe.add_argument("--timeout", type=float, default=15.0, help="connect timeout (s)")
+    describe.set_defaults(run=_describe)
+
+    commands.add_parser(
+        "dev-broker",
+        help="run a dev broker (a stand-in Kafka broker); see kto dev-broker --help",
+        add_help=False,
+    )
     return parser
 
 
@@ -292,6 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     command = f"kto {words[0]}" if words and words[0] in COMMANDS else "kto"
+    if words and words[0] == "dev-broker":
+        from kafka_topic_operator.devbroker.cli import main as dev_broker
+
+        return dev_broker(words[1:])
     try:
         args = parser.parse_args(words)
         run: Callable[[argparse.Namespace], None] = args.run
@@ -307,6 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return 0
+    except RuntimeError as e:  # ZooKeeper unreachable and the like
+        print(f"{command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     return 0
 
 
