@@ -9,8 +9,8 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
 
+from kafka_topic_operator.argparsing import RaisingParser, UsageError
 from kafka_topic_operator.assignment_view import render_assignment
 from kafka_topic_operator.kafka import assignment as placement
 from kafka_topic_operator.kafka.assignors import assign as assign_consumers
@@ -20,15 +20,6 @@ from kafka_topic_operator.kafka.partitioner import partition_for_key
 
 EXIT_USAGE = 2
 COMMANDS = ("assign", "partition-for", "consumers", "describe", "dev-broker")
-
-
-class UsageError(Exception):
-    """A command-line argument is malformed; the message names it."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
 
 
 class _RecordingRandom:
@@ -254,8 +245,8 @@ def _describe(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="kto", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = RaisingParser(prog="kto", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=RaisingParser)
 
     assign = commands.add_parser(
         "assign",

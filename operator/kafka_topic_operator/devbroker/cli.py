@@ -14,8 +14,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
 
+from kafka_topic_operator.argparsing import RaisingParser, UsageError
 from kafka_topic_operator.devbroker.broker import (
     BrokerConfig,
     BrokerRegistrationError,
@@ -31,15 +31,6 @@ from kafka_topic_operator.zk.znodes import ZNodeDataError
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 _LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
-
-
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _UsageError(message)
 
 
 def _non_negative_int(text: str) -> int:
@@ -63,7 +54,7 @@ def _positive_float(text: str) -> float:
 
 
 def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = RaisingParser(
         prog=prog,
         description="Run a dev broker: it registers in ZooKeeper as a Kafka broker and answers "
         "the controller's LeaderAndIsr, UpdateMetadata and StopReplica requests.",
@@ -140,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         config = config_from_args(args)
-    except _UsageError as e:
+    except UsageError as e:
         print(f"kto dev-broker: {e}", file=sys.stderr)
         return EXIT_USAGE
     except (OSError, ValueError) as e:  # an unreadable or malformed digest file
