@@ -171,10 +171,7 @@ class LeaderAndIsrRequest:
         """LeaderAndIsrRequest.getErrorResponse: the error, for the request and every partition."""
         return LeaderAndIsrResponse(
             error,
-            tuple(
-                PartitionError(tp.topic, tp.partition, error)
-                for tp in dict.fromkeys(ps.topic_partition for ps in self.partition_states)
-            ),
+            _every_partition(self.partition_states, error),
             correlation_id=self.correlation_id,
         )
 
@@ -250,10 +247,7 @@ class StopReplicaRequest:
         """StopReplicaRequest.getErrorResponse: the error, for the request and every partition."""
         return StopReplicaResponse(
             error,
-            tuple(
-                PartitionError(tp.topic, tp.partition, error)
-                for tp in dict.fromkeys(ps.topic_partition for ps in self.partition_states)
-            ),
+            _every_partition(self.partition_states, error),
             correlation_id=self.correlation_id,
         )
 
@@ -273,6 +267,16 @@ class PartitionError:
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+def _every_partition(
+    states: Iterable[LeaderAndIsrPartitionState | StopReplicaPartitionState], error: str
+) -> tuple[PartitionError, ...]:
+    """getErrorResponse's shape: one entry per distinct partition, in request order."""
+    return tuple(
+        PartitionError(tp.topic, tp.partition, error)
+        for tp in dict.fromkeys(s.topic_partition for s in states)
+    )
 
 
 def _error_map(partition_errors: Iterable[PartitionError]) -> dict[TopicPartition, str]:
