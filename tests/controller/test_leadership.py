@@ -43,7 +43,7 @@ def test_controller_move_increments_the_epoch_and_fences_the_old_one(
     a, b = sessions
     old = try_become_controller(a, 1)
     assert old is not None
-    resign(a, old)
+    resign(a)
     new = try_become_controller(b, 2)
     assert new is not None and new.epoch == old.epoch + 1
     with pytest.raises(ControllerMovedException):
@@ -58,5 +58,5 @@ def test_resign_leaves_another_sessions_controller_alone(
     a, b = sessions
     won = try_become_controller(a, 1)
     assert won is not None
-    resign(b, won)
+    resign(b)
     assert read_controller_id(b) == 1

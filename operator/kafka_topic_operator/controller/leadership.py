@@ -102,9 +102,8 @@ def _controller_is_this_session(zk: ZkClient, broker_id: int) -> bool:
     )
 
 
-def resign(zk: ZkClient, epoch: ControllerEpoch) -> None:
+def resign(zk: ZkClient) -> None:
     """Deletes `/controller` if this session owns it (a deposed controller leaves it alone)."""
     node = zk.get(znodes.CONTROLLER_PATH)
     if node is not None and node.ephemeral_owner == zk.session_id:
         zk.delete(znodes.CONTROLLER_PATH, node.version)
-    del epoch
