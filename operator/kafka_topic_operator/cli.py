@@ -19,7 +19,7 @@ from kafka_topic_operator.kafka.errors import KafkaError
 from kafka_topic_operator.kafka.partitioner import partition_for_key
 
 EXIT_USAGE = 2
-COMMANDS = ("assign", "partition-for", "consumers", "describe", "dev-broker")
+COMMANDS = ("assign", "partition-for", "consumers", "describe", "dev-broker", "controller")
 
 
 class _RecordingRandom:
@@ -314,6 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     describe.set_defaults(run=_describe)
 
     commands.add_parser(
+        "controller",
+        help="run the Kafka-compatible controller; see kto controller --help",
+        add_help=False,
+    )
+    commands.add_parser(
         "dev-broker",
         help="run a dev broker (a stand-in Kafka broker); see kto dev-broker --help",
         add_help=False,
@@ -329,6 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kafka_topic_operator.devbroker.cli import main as dev_broker
 
         return dev_broker(words[1:])
+    if words and words[0] == "controller":
+        from kafka_topic_operator.controller.cli import main as controller
+
+        return controller(words[1:])
     try:
         args = parser.parse_args(words)
         run: Callable[[argparse.Namespace], None] = args.run

@@ -15,7 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from kafka_topic_operator.argparsing import RaisingParser, UsageError
+from kafka_topic_operator.argparsing import (
+    RaisingParser,
+    UsageError,
+    non_negative_int,
+    positive_float,
+)
 from kafka_topic_operator.devbroker.broker import (
     BrokerConfig,
     BrokerRegistrationError,
@@ -33,26 +38,6 @@ EXIT_USAGE = 2
 _LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} is not positive")
-    return value
-
-
 def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
     parser = RaisingParser(
         prog=prog,
@@ -60,30 +45,30 @@ def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
         "the controller's LeaderAndIsr, UpdateMetadata and StopReplica requests.",
     )
     parser.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
-    parser.add_argument("--id", required=True, type=_non_negative_int, help="the broker id")
+    parser.add_argument("--id", required=True, type=non_negative_int, help="the broker id")
     parser.add_argument("--log-dir", required=True, type=Path, metavar="DIR")
     parser.add_argument("--rack", default=None)
     parser.add_argument("--host", default="localhost", help="advertised host (localhost)")
-    parser.add_argument("--port", default=9092, type=_non_negative_int, help="(9092)")
+    parser.add_argument("--port", default=9092, type=non_negative_int, help="(9092)")
     parser.add_argument(
         "--session-timeout",
         default=18.0,
-        type=_positive_float,
+        type=positive_float,
         metavar="SECONDS",
         help="ZooKeeper session timeout (18, Kafka's default)",
     )
     parser.add_argument(
         "--controlled-shutdown-timeout",
         default=30.0,
-        type=_positive_float,
+        type=positive_float,
         metavar="SECONDS",
         help="how long each attempt waits for the controller's answer (30)",
     )
     parser.add_argument(
-        "--controlled-shutdown-max-retries", default=3, type=_non_negative_int, metavar="N"
+        "--controlled-shutdown-max-retries", default=3, type=non_negative_int, metavar="N"
     )
     parser.add_argument(
-        "--controlled-shutdown-retry-backoff-ms", default=5000, type=_non_negative_int, metavar="MS"
+        "--controlled-shutdown-retry-backoff-ms", default=5000, type=non_negative_int, metavar="MS"
     )
     parser.add_argument(
         "--no-controlled-shutdown",

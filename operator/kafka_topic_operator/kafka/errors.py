@@ -81,3 +81,7 @@ class ControllerMovedException(KafkaError):
 
 class IllegalArgumentException(KafkaError):
     """Kafka's IllegalArgumentException (for example changing an internal topic's partitions)."""
+
+
+class IllegalStateException(KafkaError):
+    """Kafka's IllegalStateException: the controller's own bookkeeping went wrong."""

@@ -235,10 +235,12 @@ class ZkClient:
             return None
         return sorted(names)
 
-    def get_many(self, paths: Iterable[str]) -> list[Node | None]:
+    def get_many(
+        self, paths: Iterable[str], watch: Callable[[Any], None] | None = None
+    ) -> list[Node | None]:
         """Pipelined reads: every request is sent before the first answer is awaited."""
         paths = list(paths)
-        pending = [(p, self._kazoo.get_async(p)) for p in paths]
+        pending = [(p, self._kazoo.get_async(p, watch=watch)) for p in paths]
         nodes: list[Node | None] = []
         for path, result in pending:
             try:
@@ -246,7 +248,8 @@ class ZkClient:
             except NoNodeError:
                 nodes.append(None)
             except KazooException:
-                nodes.append(self.get(path))  # connection trouble: retry this one synchronously
+                # Connection trouble: retry this one synchronously.
+                nodes.append(self.get(path, watch=watch))
             else:
                 nodes.append(_node(path, data, stat))
         return nodes
@@ -308,19 +311,51 @@ class ZkClient:
         )
         if not all_ops:
             return []
-        results: list[object] = self._call(self._commit, all_ops)
-        if any(isinstance(r, KazooException) for r in results):
-            failure = TransactionFailed(all_ops, results)
-            first = failure.first_error()
-            if fence and first and first[0] is all_ops[0]:
-                raise ControllerMovedException(
-                    "Controller epoch zkVersion check fails. Expected zkVersion = "
-                    f"{fence.epoch_zk_version}"
-                )
-            raise failure
-        return results[1:] if fence else results
+        outcome = self._outcome(all_ops, self._call(self._commit, all_ops), fence)
+        if isinstance(outcome, TransactionFailed):
+            raise outcome
+        return outcome
+
+    def multi_many(
+        self, batches: Sequence[Sequence[Op]], fence: Fence | None = None
+    ) -> list[list[object] | TransactionFailed]:
+        """Many independent transactions, pipelined: all are sent before the first answer is
+        awaited. Each batch succeeds or fails alone; a fenced one raises
+        ControllerMovedException if the epoch moved. A batch whose answer was lost with the
+        connection is retried synchronously, so its ops must tolerate having been applied."""
+        prefix: list[Op] = [Check(fence.path, fence.epoch_zk_version)] if fence else []
+        pending = []
+        for ops in batches:
+            all_ops = [*prefix, *ops]
+            pending.append((all_ops, self._transaction(all_ops).commit_async()))
+        outcomes: list[list[object] | TransactionFailed] = []
+        for all_ops, result in pending:
+            try:
+                results: list[object] = result.get()
+            except KazooException:
+                results = self._call(self._commit, all_ops)
+            outcomes.append(self._outcome(all_ops, results, fence))
+        return outcomes
+
+    def _outcome(
+        self, all_ops: Sequence[Op], results: list[object], fence: Fence | None
+    ) -> list[object] | TransactionFailed:
+        if not any(isinstance(r, KazooException) for r in results):
+            return results[1:] if fence else results
+        failure = TransactionFailed(all_ops, results)
+        first = failure.first_error()
+        if fence and first and first[0] is all_ops[0]:
+            raise ControllerMovedException(
+                f"Controller epoch zkVersion check fails. Expected zkVersion = "
+                f"{fence.epoch_zk_version}"
+            )
+        return failure
 
     def _commit(self, ops: Sequence[Op]) -> list[object]:
+        results: list[object] = self._transaction(ops).commit()
+        return results
+
+    def _transaction(self, ops: Sequence[Op]) -> Any:
         tx = self._kazoo.transaction()
         for op in ops:
             match op:
@@ -332,8 +367,7 @@ class ZkClient:
                     tx.delete(op.path, op.version)
                 case Check():
                     tx.check(op.path, op.version)
-        results: list[object] = tx.commit()
-        return results
+        return tx
 
     # ---- plumbing ---------------------------------------------------------------------------
 

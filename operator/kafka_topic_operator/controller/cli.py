@@ -1,0 +1,182 @@
+"""`kto controller`: run the Kafka-compatible controller until SIGTERM or SIGINT.
+
+It competes for `/controller`; while another instance holds it, it waits as a standby. On a signal
+it resigns (deleting `/controller` if it holds it) so a standby takes over at once. Usage errors
+exit with 2, a ZooKeeper that cannot be reached with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from kafka_topic_operator.argparsing import (
+    RaisingParser,
+    UsageError,
+    boolean,
+    non_negative_int,
+    positive_float,
+)
+from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+_LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
+
+
+def _percentage(text: str) -> int:
+    value = non_negative_int(text)
+    if value > 100:
+        raise argparse.ArgumentTypeError(f"{value} is more than 100")
+    return value
+
+
+def build_parser(prog: str = "kto controller") -> argparse.ArgumentParser:
+    parser = RaisingParser(
+        prog=prog,
+        description="Run the controller: it elects itself through /controller and drives "
+        "partition and replica states, leader elections, topic deletion and reassignment as "
+        "Kafka's ZooKeeper-mode controller does. Start several for standbys.",
+    )
+    parser.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    parser.add_argument(
+        "--id", default=0, type=non_negative_int, help="the id written in /controller (0)"
+    )
+    parser.add_argument(
+        "--delete-topic-enable",
+        default=True,
+        type=boolean,
+        metavar="true|false",
+        help="delete.topic.enable (true); false removes deletion markers and keeps topics",
+    )
+    parser.add_argument(
+        "--unclean-leader-election-enable",
+        default=False,
+        type=boolean,
+        metavar="true|false",
+        help="unclean.leader.election.enable when a topic does not set it (false)",
+    )
+    parser.add_argument(
+        "--auto-leader-rebalance-enable",
+        default=True,
+        type=boolean,
+        metavar="true|false",
+        help="auto.leader.rebalance.enable (true)",
+    )
+    parser.add_argument(
+        "--leader-imbalance-check-interval-seconds",
+        default=300.0,
+        type=positive_float,
+        metavar="SECONDS",
+        help="leader.imbalance.check.interval.seconds (300)",
+    )
+    parser.add_argument(
+        "--leader-imbalance-per-broker-percentage",
+        default=10,
+        type=_percentage,
+        metavar="PERCENT",
+        help="leader.imbalance.per.broker.percentage (10)",
+    )
+    parser.add_argument(
+        "--session-timeout",
+        default=18.0,
+        type=positive_float,
+        metavar="SECONDS",
+        help="ZooKeeper session timeout (18, Kafka's default)",
+    )
+    parser.add_argument(
+        "--zookeeper-digest-file",
+        type=Path,
+        metavar="FILE",
+        help="'user:password' for ZooKeeper digest auth (else $KTO_ZOOKEEPER_DIGEST)",
+    )
+    parser.add_argument(
+        "--zookeeper-set-acl",
+        action="store_true",
+        help="create znodes readable by all and writable by the digest user only",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+    )
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> ControllerConfig:
+    credentials = (
+        DigestCredentials.from_file(args.zookeeper_digest_file)
+        if args.zookeeper_digest_file is not None
+        else DigestCredentials.from_env()
+    )
+    if args.zookeeper_set_acl and credentials is None:
+        raise UsageError("--zookeeper-set-acl needs digest credentials")
+    return ControllerConfig(
+        zookeeper=args.zookeeper,
+        broker_id=args.id,
+        delete_topic_enable=args.delete_topic_enable,
+        unclean_leader_election_enable=args.unclean_leader_election_enable,
+        auto_leader_rebalance_enable=args.auto_leader_rebalance_enable,
+        leader_imbalance_check_interval=args.leader_imbalance_check_interval_seconds,
+        leader_imbalance_per_broker_percentage=args.leader_imbalance_per_broker_percentage,
+        session_timeout=args.session_timeout,
+        credentials=credentials,
+        secure_acls=args.zookeeper_set_acl,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        config = config_from_args(args)
+    except (UsageError, OSError, ValueError) as e:
+        print(f"kto controller: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    package_log = logging.getLogger("kafka_topic_operator")
+    package_log.addHandler(handler)
+    previous_level = package_log.level
+    package_log.setLevel(args.log_level)
+    try:
+        return _run(KafkaController(config))
+    finally:
+        package_log.removeHandler(handler)
+        package_log.setLevel(previous_level)
+
+
+def _run(controller: KafkaController) -> int:
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        try:
+            controller.start()
+        except ZkConnectionError as e:
+            print(f"kto controller: {e}", file=sys.stderr)
+            return EXIT_FAILURE
+        print(
+            f"kto controller: {controller.broker_id} started against {controller.config.zookeeper}",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop.wait()
+        controller.stop()
+        return 0
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -1,0 +1,113 @@
+"""The controller's events (ControllerEventManager's ControllerEvent subclasses).
+
+Watch callbacks and timers only put these on the queue; the event thread processes them one at a
+time and each re-reads what it needs from ZooKeeper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class Startup:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Reelect:
+    """A new session (or a deposed controller) competes again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expire:
+    """The ZooKeeper session expired: resign at once."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerChange:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerChange:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChange:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionModifications:
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDeletion:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ZkPartitionReassignment:
+    """`/admin/reassign_partitions` changed; only its creation starts reassignments."""
+
+    created: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReassignmentIsrChange:
+    partition: TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class IsrChangeNotification:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaLeaderElection:
+    """`/admin/preferred_replica_election` appeared (ZkTriggered)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoPreferredReplicaLeaderElection:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ControlledShutdown:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerResponses:
+    broker_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShutdownEventThread:
+    pass
+
+
+ControllerEvent = (
+    Startup
+    | Reelect
+    | Expire
+    | ControllerChange
+    | BrokerChange
+    | TopicChange
+    | PartitionModifications
+    | TopicDeletion
+    | ZkPartitionReassignment
+    | PartitionReassignmentIsrChange
+    | IsrChangeNotification
+    | ReplicaLeaderElection
+    | AutoPreferredReplicaLeaderElection
+    | ControlledShutdown
+    | BrokerResponses
+    | ShutdownEventThread
+)

@@ -1,0 +1,930 @@
+"""The controller (KafkaController.scala): election, failover, and the event thread that reacts
+to the znodes Kafka's controller watches.
+
+Watch callbacks and the session listener only enqueue events; one thread processes them in
+order, re-reading ZooKeeper each time. Every write is fenced by `/controller_epoch`'s version;
+a ControllerMovedException makes the controller resign and compete again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_topic_operator.controller import events as ev
+from kafka_topic_operator.controller.context import ControllerContext
+from kafka_topic_operator.controller.deletion_manager import DeletionManager
+from kafka_topic_operator.controller.leadership import (
+    ControllerEpoch,
+    read_controller_id,
+    resign,
+    try_become_controller,
+)
+from kafka_topic_operator.controller.partition_state_machine import PartitionStateMachine
+from kafka_topic_operator.controller.reassignments import Reassignments
+from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMachine
+from kafka_topic_operator.controller.request_batch import RequestBatch
+from kafka_topic_operator.controller.zk_state import OPS_PER_MULTI, chunks, read_partition_states
+from kafka_topic_operator.kafka import election
+from kafka_topic_operator.kafka.errors import ControllerMovedException
+from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import broker_channel as bc
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import (
+    Delete,
+    DigestCredentials,
+    Fence,
+    SetData,
+    TransactionFailed,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+_R = ReplicaState
+_P = PartitionState
+
+FAILOVER_AUTO_REBALANCE_DELAY = 5.0
+"""Kafka schedules the first automatic preferred leader election 5 s after failover."""
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    zookeeper: str
+    broker_id: int = 0
+    delete_topic_enable: bool = True
+    unclean_leader_election_enable: bool = False
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval: float = 300.0
+    leader_imbalance_per_broker_percentage: int = 10
+    session_timeout: float = 10.0
+    credentials: DigestCredentials | None = None
+    secure_acls: bool = False
+
+
+class KafkaController:
+    def __init__(self, config: ControllerConfig, zk: ZkClient | None = None) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.zk = zk or ZkClient(
+            config.zookeeper,
+            session_timeout=config.session_timeout,
+            credentials=config.credentials,
+            secure_acls=config.secure_acls,
+        )
+        self.ctx = ControllerContext()
+        self.batch = RequestBatch(self.ctx, self.zk, self.broker_id)
+        self.partition_sm = PartitionStateMachine(
+            self.ctx,
+            self.zk,
+            self.batch,
+            self.broker_id,
+            self._topic_configs,
+            config.unclean_leader_election_enable,
+        )
+        self.replica_sm = ReplicaStateMachine(self.ctx, self.zk, self.batch, self.broker_id)
+        self.deletion = DeletionManager(
+            self.ctx,
+            self.zk,
+            self.replica_sm,
+            self.partition_sm,
+            self.batch,
+            config.delete_topic_enable,
+            self._mute,
+        )
+        self.reassignments = Reassignments(
+            self.ctx,
+            self.zk,
+            self.replica_sm,
+            self.partition_sm,
+            self.batch,
+            self.deletion,
+            self._watch_reassigning_state,
+        )
+        self.active_controller_id = -1
+        self.epoch: ControllerEpoch | None = None
+        self._queue: queue.Queue[ev.ControllerEvent] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._muted: set[str] = set()
+        self._session_lost = False
+        self._next_auto_rebalance: float | None = None
+        self.idle = threading.Event()
+        self.events_processed = 0
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def is_active(self) -> bool:
+        return self.active_controller_id == self.broker_id and self.epoch is not None
+
+    def start(self) -> None:
+        self.zk.start(timeout=self.config.session_timeout)
+        self.zk.add_state_listener(self._on_session_state)
+        self._thread = threading.Thread(target=self._run, name="controller-event-thread")
+        self._thread.start()
+        self.put(ev.Startup())
+
+    def stop(self) -> None:
+        """Resigns (deleting `/controller` if ours) and closes the session."""
+        self.put(ev.ShutdownEventThread())
+        if self._thread is not None:
+            self._thread.join()
+        with contextlib.suppress(Exception):
+            if self.is_active:
+                resign(self.zk)
+        self.zk.stop()
+
+    def put(self, event: ev.ControllerEvent) -> None:
+        self.idle.clear()
+        self._queue.put(event)
+
+    # ---- the event thread ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            timeout = None
+            if self._next_auto_rebalance is not None:
+                timeout = max(0.0, self._next_auto_rebalance - time.monotonic())
+            try:
+                event = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                self._next_auto_rebalance = None
+                event = ev.AutoPreferredReplicaLeaderElection()
+            if isinstance(event, ev.ShutdownEventThread):
+                return
+            self._process(event)
+            self.events_processed += 1
+            if self._queue.empty():
+                self.idle.set()
+
+    def _process(self, event: ev.ControllerEvent) -> None:
+        try:
+            self._dispatch(event)
+        except ControllerMovedException:
+            log.info("Controller moved to another broker when processing %s.", event)
+            self._maybe_resign()
+        except Exception:
+            # Kafka logs and goes on with the next event: one bad event must not stop the rest.
+            log.exception("Error processing event %s", event)
+
+    def _dispatch(self, event: ev.ControllerEvent) -> None:
+        match event:
+            case ev.Startup() | ev.Reelect():
+                self._reelect()
+            case ev.Expire():
+                self._on_expire()
+            case ev.ControllerChange():
+                self._maybe_resign()
+                if not self.is_active and self.zk.get(znodes.CONTROLLER_PATH) is None:
+                    self._elect()
+            case _ if not self.is_active:
+                return
+            case ev.BrokerChange():
+                self._process_broker_change()
+            case ev.TopicChange():
+                self._process_topic_change()
+            case ev.PartitionModifications(topic=topic):
+                self._process_partition_modifications(topic)
+            case ev.TopicDeletion():
+                self._process_topic_deletion()
+            case ev.ZkPartitionReassignment(created=created):
+                exists = self.zk.exists(
+                    znodes.REASSIGN_PARTITIONS_PATH, watch=self._on_reassign_znode
+                )
+                if exists and created:
+                    self.reassignments.process_zk_reassignment()
+            case ev.PartitionReassignmentIsrChange(partition=tp):
+                self.reassignments.maybe_complete(tp)
+            case ev.IsrChangeNotification():
+                self._process_isr_change_notification()
+            case ev.ReplicaLeaderElection():
+                self._process_zk_preferred_election()
+            case ev.AutoPreferredReplicaLeaderElection():
+                self._process_auto_preferred_election()
+            case ev.ControlledShutdown():
+                self._process_controlled_shutdowns()
+            case ev.BrokerResponses(broker_id=broker_id):
+                self._process_responses(broker_id)
+
+    # ---- watches: only enqueue -------------------------------------------------------------------
+
+    def _on_session_state(self, state: str) -> None:
+        if state == "LOST":
+            self._session_lost = True
+            self.put(ev.Expire())
+        elif state == "CONNECTED" and self._session_lost:
+            self._session_lost = False
+            self.put(ev.Reelect())
+
+    def _on_controller_znode(self, _event: Any) -> None:
+        self.put(ev.ControllerChange())
+
+    def _on_brokers(self, _event: Any) -> None:
+        self.put(ev.BrokerChange())
+
+    def _on_topics(self, _event: Any) -> None:
+        self.put(ev.TopicChange())
+
+    def _on_topic_data(self, event: Any) -> None:
+        topic = str(event.path).rsplit("/", 1)[-1]
+        self.put(ev.PartitionModifications(topic))
+
+    def _on_delete_topics(self, _event: Any) -> None:
+        self.put(ev.TopicDeletion())
+
+    def _on_reassign_znode(self, event: Any) -> None:
+        # Kafka acts on the znode's creation only; changes and deletions just re-arm the watch.
+        self.put(ev.ZkPartitionReassignment(created=str(event.type) == "CREATED"))
+
+    def _on_reassigning_state(self, event: Any) -> None:
+        parts = str(event.path).split("/")  # /brokers/topics/<t>/partitions/<p>/state
+        with contextlib.suppress(IndexError, ValueError):
+            self.put(ev.PartitionReassignmentIsrChange(TopicPartition(parts[3], int(parts[5]))))
+
+    def _on_isr_changes(self, _event: Any) -> None:
+        self.put(ev.IsrChangeNotification())
+
+    def _on_preferred_election(self, _event: Any) -> None:
+        self.put(ev.ReplicaLeaderElection())
+
+    def _on_controlled_shutdown(self, _event: Any) -> None:
+        self.put(ev.ControlledShutdown())
+
+    def _on_responses(self, event: Any) -> None:
+        with contextlib.suppress(IndexError, ValueError):
+            self.put(ev.BrokerResponses(int(str(event.path).split("/")[3])))
+
+    def _watch_reassigning_state(self, tp: TopicPartition) -> None:
+        self.zk.exists(znodes.topic_partition_state_path(tp), watch=self._on_reassigning_state)
+
+    def _mute(self, topic: str) -> None:
+        self._muted.add(topic)
+
+    # ---- election and resignation ----------------------------------------------------------------
+
+    def _reelect(self) -> None:
+        self._maybe_resign()
+        self._elect()
+
+    def _elect(self) -> None:
+        """KafkaController.elect: watch `/controller`, and try to become it if it is free."""
+        for path in znodes.PERSISTENT_ZK_PATHS:
+            self.zk.ensure_path(path)
+        self.zk.exists(znodes.CONTROLLER_PATH, watch=self._on_controller_znode)
+        current = read_controller_id(self.zk)
+        if current is not None:
+            self.active_controller_id = current
+            if current != self.broker_id:
+                log.debug(
+                    "Broker %d has been elected as the controller, so stopping election", current
+                )
+                return
+        epoch = try_become_controller(self.zk, self.broker_id)
+        if epoch is None:
+            self.active_controller_id = read_controller_id(self.zk) or -1
+            log.info("Controller %d is active; standing by", self.active_controller_id)
+            return
+        self.epoch = epoch
+        self.active_controller_id = self.broker_id
+        log.info(
+            "%d successfully elected as the controller. Epoch incremented to %d and epoch zk "
+            "version is now %d",
+            self.broker_id,
+            epoch.epoch,
+            epoch.zk_version,
+        )
+        self._on_controller_failover()
+
+    def _maybe_resign(self) -> None:
+        was_active = self.is_active
+        self.zk.exists(znodes.CONTROLLER_PATH, watch=self._on_controller_znode)
+        node = self.zk.get(znodes.CONTROLLER_PATH)
+        owner = read_controller_id(self.zk)
+        ours = node is not None and node.ephemeral_owner == self.zk.session_id
+        self.active_controller_id = owner if owner is not None else -1
+        if was_active and not ours:
+            self._on_resignation()
+
+    def _on_expire(self) -> None:
+        if self.is_active or self.epoch is not None:
+            self._on_resignation()
+        self.active_controller_id = -1
+
+    def _on_resignation(self) -> None:
+        log.info("Resigning")
+        self.epoch = None
+        self._next_auto_rebalance = None
+        self._muted.clear()
+        fresh = ControllerContext()
+        for name in vars(fresh):
+            setattr(self.ctx, name, getattr(fresh, name))
+        self.batch.clear()
+        self.batch.pending_stop_replica.clear()
+        if self.active_controller_id == self.broker_id:
+            self.active_controller_id = -1
+
+    # ---- failover --------------------------------------------------------------------------------
+
+    def _on_controller_failover(self) -> None:
+        assert self.epoch is not None
+        ctx = self.ctx
+        ctx.epoch = self.epoch.epoch
+        ctx.epoch_zk_version = self.epoch.zk_version
+        self.batch.reset_correlation_ids()
+        started = time.monotonic()
+        for path in (bc.BROKER_CHANNELS_PATH, bc.CONTROLLED_SHUTDOWN_PATH):
+            self.zk.ensure_path(path)
+        self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics)
+        self.zk.children(znodes.ISR_CHANGE_NOTIFICATION_PATH, watch=self._on_isr_changes)
+        self.zk.children(bc.CONTROLLED_SHUTDOWN_PATH, watch=self._on_controlled_shutdown)
+        self.zk.exists(znodes.REASSIGN_PARTITIONS_PATH, watch=self._on_reassign_znode)
+        self._initialize_context()
+        deletions = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
+        offline_topics = {
+            tp.topic
+            for tp in ctx.all_partitions()
+            if any(not ctx.is_replica_online(r) for r in ctx.replicas(tp))
+        }
+        reassigning_topics = {tp.topic for tp in ctx.partitions_being_reassigned}
+        queued = [t for t in deletions]
+        self.deletion.init(queued, [t for t in queued if t in offline_topics | reassigning_topics])
+        self.batch.new_batch()
+        self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, ctx.all_partitions())
+        self.batch.send()
+        self.replica_sm.startup()
+        self.partition_sm.startup()
+        resumed = self.reassignments.process_zk_reassignment()
+        self.reassignments.maybe_resume(lambda tp, _a: tp not in resumed)
+        self.deletion.try_topic_deletion()
+        self._process_zk_preferred_election()
+        if self.config.auto_leader_rebalance_enable:
+            self._next_auto_rebalance = time.monotonic() + FAILOVER_AUTO_REBALANCE_DELAY
+        self._process_controlled_shutdowns()
+        for broker in sorted(ctx.live_brokers):
+            self._process_responses(broker)
+        log.info(
+            "Controller %d failover done in %.2f s: %d brokers, %d topics, %d partitions",
+            self.broker_id,
+            time.monotonic() - started,
+            len(ctx.live_brokers),
+            len(ctx.assignments),
+            len(ctx.leadership),
+        )
+
+    def _initialize_context(self) -> None:
+        ctx = self.ctx
+        brokers = self._read_brokers()
+        ctx.add_live_brokers(brokers)
+        for broker in brokers:
+            self._add_broker_channel(broker)
+        topics = self.zk.children(znodes.TOPICS_PATH, watch=self._on_topics) or []
+        self._load_topics(topics)
+        reads = read_partition_states(self.zk, ctx.all_partitions())
+        for error in reads.malformed.values():
+            log.error("Skipping an unreadable partition state: %s", error)
+        ctx.leadership.update(reads.states)
+
+    def _read_brokers(self) -> dict[int, tuple[znodes.BrokerInfo, int]]:
+        names = self.zk.children(znodes.BROKER_IDS_PATH, watch=self._on_brokers) or []
+        ids = [int(n) for n in names if n.isascii() and n.isdigit()]
+        brokers: dict[int, tuple[znodes.BrokerInfo, int]] = {}
+        for node in self.zk.get_many(znodes.broker_path(i) for i in ids):
+            if node is None:
+                continue
+            try:
+                info = znodes.decode_broker(node.path, node.data)
+            except znodes.ZNodeDataError as e:
+                log.error("Skipping an unreadable broker registration: %s", e)
+                continue
+            brokers[info.id] = (info, node.czxid)
+        return brokers
+
+    def _load_topics(self, topics: Iterable[str]) -> list[TopicPartition]:
+        """Reads topic znodes (watching each), gives topics without an id one, and adds their
+        partitions to the context. Returns the partitions added."""
+        topics = list(topics)
+        nodes = self.zk.get_many((znodes.topic_path(t) for t in topics), watch=self._on_topic_data)
+        added: list[TopicPartition] = []
+        id_writes: list[SetData] = []
+        for topic, node in zip(topics, nodes, strict=True):
+            if node is None:
+                continue
+            try:
+                data = znodes.decode_topic(node.path, node.data)
+            except znodes.ZNodeDataError as e:
+                log.error("Skipping a topic whose znode cannot be read: %s", e)
+                continue
+            self._muted.discard(topic)
+            self.ctx.add_topic(topic)
+            topic_id = data.topic_id
+            if topic_id is None:
+                topic_id = generate_uuid_as_base64()
+                id_writes.append(
+                    SetData(node.path, znodes.encode_topic(data.partitions, topic_id), node.version)
+                )
+            self.ctx.topic_ids[topic] = topic_id
+            for partition, assignment in sorted(data.partitions.items()):
+                tp = TopicPartition(topic, partition)
+                self.ctx.set_assignment(tp, assignment)
+                added.append(tp)
+        self._write_topic_ids(id_writes)
+        return added
+
+    def _write_topic_ids(self, writes: list[SetData]) -> None:
+        """setTopicIds, but conditional on the version read: a topic znode changed meanwhile
+        keeps its new content and is handled by its own modification event."""
+        if not writes:
+            return
+        fence = Fence(self.ctx.epoch_zk_version)
+        batches = list(chunks(writes, OPS_PER_MULTI))
+        for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):
+            if isinstance(outcome, TransactionFailed):
+                for write in batch:
+                    try:
+                        self.zk.multi([write], fence)
+                    except TransactionFailed as e:
+                        log.warning("Topic id not written to %s: %s", write.path, e)
+                        topic = write.path.rsplit("/", 1)[-1]
+                        self.put(ev.PartitionModifications(topic))
+
+    def _add_broker_channel(self, broker: int) -> None:
+        self.zk.ensure_path(bc.requests_path(broker))
+        self.zk.ensure_path(bc.responses_path(broker))
+        self.zk.children(bc.responses_path(broker), watch=self._on_responses)
+
+    def _topic_configs(self, topics: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
+        topics = sorted(set(topics))
+        configs: dict[str, Mapping[str, str]] = {}
+        for topic, node in zip(
+            topics, self.zk.get_many(znodes.topic_config_path(t) for t in topics), strict=True
+        ):
+            if node is None:
+                continue
+            try:
+                configs[topic] = znodes.decode_config(node.path, node.data)
+            except znodes.ZNodeDataError as e:
+                log.error("Using defaults for a topic whose config cannot be read: %s", e)
+        return configs
+
+    # ---- brokers ---------------------------------------------------------------------------------
+
+    def _process_broker_change(self) -> None:
+        ctx = self.ctx
+        current = self._read_brokers()
+        known = ctx.live_or_shutting_down_broker_ids
+        new = sorted(set(current) - known)
+        dead = sorted(known - set(current))
+        bounced = sorted(
+            b for b in set(current) & known if current[b][1] > ctx.broker_epochs.get(b, -1)
+        )
+        log.info(
+            "Newly added brokers: %s, deleted brokers: %s, bounced brokers: %s, "
+            "all live brokers: %s",
+            ",".join(map(str, new)),
+            ",".join(map(str, dead)),
+            ",".join(map(str, bounced)),
+            ",".join(map(str, sorted(current))),
+        )
+        for broker in [*new, *bounced]:
+            self._add_broker_channel(broker)
+        if new:
+            ctx.add_live_brokers({b: current[b] for b in new})
+            self._on_broker_startup(new)
+        if bounced:
+            ctx.remove_live_brokers(bounced)
+            self._on_broker_failure(bounced)
+            ctx.add_live_brokers({b: current[b] for b in bounced})
+            self._on_broker_startup(bounced)
+        if dead:
+            ctx.remove_live_brokers(dead)
+            self._on_broker_failure(dead)
+
+    def _on_broker_startup(self, new: list[int]) -> None:
+        ctx = self.ctx
+        log.info("New broker startup callback for %s", ",".join(map(str, new)))
+        existing = ctx.live_or_shutting_down_broker_ids - set(new)
+        self.batch.new_batch()
+        self.batch.add_update_metadata(existing, [])
+        self.batch.send()
+        self.batch.new_batch()
+        self.batch.add_update_metadata(new, ctx.partitions_with_leaders())
+        self.batch.send()
+        replicas = ctx.replicas_on_brokers(new)
+        self.replica_sm.handle_state_changes(replicas, _R.ONLINE_REPLICA)
+        self.partition_sm.trigger_online_partition_state_change()
+        new_set = set(new)
+        self.reassignments.maybe_resume(lambda _tp, a: any(r in new_set for r in a.target_replicas))
+        deleting = {
+            r.topic_partition.topic
+            for r in replicas
+            if self.deletion.is_queued(r.topic_partition.topic)
+        }
+        if deleting:
+            self.deletion.resume_for_topics(deleting)
+
+    def _on_broker_failure(self, dead: list[int]) -> None:
+        log.info("Broker failure callback for %s", ",".join(map(str, dead)))
+        for broker in dead:
+            self.ctx.shutting_down.discard(broker)
+            for cid in [
+                c for c, p in self.batch.pending_stop_replica.items() if p.broker_id == broker
+            ]:
+                del self.batch.pending_stop_replica[cid]
+        self._on_replicas_become_offline(self.ctx.replicas_on_brokers(dead))
+
+    def _on_replicas_become_offline(self, offline: list[PartitionAndReplica]) -> None:
+        ctx = self.ctx
+        for_deletion = [r for r in offline if self.deletion.is_queued(r.topic_partition.topic)]
+        not_for_deletion = [
+            r for r in offline if not self.deletion.is_queued(r.topic_partition.topic)
+        ]
+        with_offline_leader = ctx.partitions_with_offline_leader()
+        self.partition_sm.handle_state_changes(with_offline_leader, _P.OFFLINE_PARTITION)
+        self.partition_sm.trigger_online_partition_state_change()
+        self.replica_sm.handle_state_changes(not_for_deletion, _R.OFFLINE_REPLICA)
+        if for_deletion:
+            self.deletion.fail_replica_deletion(for_deletion)
+        if not with_offline_leader:
+            self.batch.new_batch()
+            self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [])
+            self.batch.send()
+
+    # ---- topics ----------------------------------------------------------------------------------
+
+    def _process_topic_change(self) -> None:
+        ctx = self.ctx
+        topics = set(self.zk.children(znodes.TOPICS_PATH, watch=self._on_topics) or [])
+        new = sorted(topics - ctx.all_topics)
+        deleted = sorted(ctx.all_topics - topics)
+        for topic in deleted:
+            ctx.remove_topic(topic)
+        added = self._load_topics(new)
+        log.info(
+            "New topics: [%s], deleted topics: [%s], %d new partitions",
+            ",".join(new),
+            ",".join(deleted),
+            len(added),
+        )
+        if added:
+            self._on_new_partition_creation(added)
+
+    def _on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
+        log.info("New partition creation callback for %d partitions", len(partitions))
+        replicas = [PartitionAndReplica(tp, r) for tp in partitions for r in self.ctx.replicas(tp)]
+        self.partition_sm.handle_state_changes(partitions, _P.NEW_PARTITION)
+        self.replica_sm.handle_state_changes(replicas, _R.NEW_REPLICA)
+        self.partition_sm.handle_state_changes(
+            partitions, _P.ONLINE_PARTITION, election.OfflineElection()
+        )
+        self.replica_sm.handle_state_changes(replicas, _R.ONLINE_REPLICA)
+
+    def _process_partition_modifications(self, topic: str) -> None:
+        if topic in self._muted or topic not in self.ctx.assignments:
+            return
+        path = znodes.topic_path(topic)
+        node = self.zk.get(path, watch=self._on_topic_data)
+        if node is None:
+            return
+        try:
+            data = znodes.decode_topic(node.path, node.data)
+        except znodes.ZNodeDataError as e:
+            log.error("Ignoring a change of a topic znode that cannot be read: %s", e)
+            return
+        if data.topic_id is None:
+            self._write_topic_ids(
+                [
+                    SetData(
+                        path,
+                        znodes.encode_topic(data.partitions, self.ctx.topic_ids.get(topic)),
+                        node.version,
+                    )
+                ]
+            )
+        to_add = {
+            TopicPartition(topic, p): a
+            for p, a in data.partitions.items()
+            if self.ctx.assignment(TopicPartition(topic, p)) is None
+        }
+        if self.deletion.is_queued(topic):
+            if to_add:
+                log.warning(
+                    "Skipping adding partitions %s for topic %s since it is currently being "
+                    "deleted",
+                    ",".join(str(tp.partition) for tp in sorted(to_add)),
+                    topic,
+                )
+                self._restore_partition_assignment(topic, data.partitions, node.version)
+            else:
+                log.info(
+                    "Ignoring partition change during topic deletion as no new partitions are added"
+                )
+            return
+        if to_add:
+            log.info(
+                "New partitions to be added %s",
+                {str(tp): list(a.replicas) for tp, a in sorted(to_add.items())},
+            )
+            for tp, assignment in to_add.items():
+                self.ctx.set_assignment(tp, assignment)
+            self._on_new_partition_creation(sorted(to_add))
+
+    def _restore_partition_assignment(
+        self, topic: str, assignment: Mapping[int, ReplicaAssignment], version: int
+    ) -> None:
+        log.info("Restoring the partition replica assignment for topic %s", topic)
+        existing = set(self.zk.children(znodes.topic_partitions_path(topic)) or [])
+        kept = {p: a for p, a in assignment.items() if str(p) in existing}
+        data = znodes.encode_topic(kept, self.ctx.topic_ids.get(topic))
+        self.zk.multi(
+            [SetData(znodes.topic_path(topic), data, version)], Fence(self.ctx.epoch_zk_version)
+        )
+
+    def _process_topic_deletion(self) -> None:
+        marked = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
+        if marked:
+            self.deletion.process_topic_deletion(marked)
+
+    # ---- ISR changes -----------------------------------------------------------------------------
+
+    def _process_isr_change_notification(self) -> None:
+        names = (
+            self.zk.children(znodes.ISR_CHANGE_NOTIFICATION_PATH, watch=self._on_isr_changes) or []
+        )
+        if not names:
+            return
+        paths = [f"{znodes.ISR_CHANGE_NOTIFICATION_PATH}/{n}" for n in names]
+        partitions: set[TopicPartition] = set()
+        try:
+            for node in self.zk.get_many(paths):
+                if node is None:
+                    continue
+                try:
+                    partitions |= znodes.decode_isr_change(node.path, node.data)
+                except znodes.ZNodeDataError as e:
+                    log.error("Skipping an unreadable ISR change notification: %s", e)
+            known = [tp for tp in partitions if self.ctx.assignment(tp) is not None]
+            if known:
+                reads = read_partition_states(self.zk, known)
+                self.ctx.leadership.update(reads.states)
+                self.batch.new_batch()
+                self.batch.add_update_metadata(self.ctx.live_or_shutting_down_broker_ids, known)
+                self.batch.send()
+        finally:
+            self._delete_tolerating_missing(paths)
+
+    def _delete_tolerating_missing(self, paths: list[str]) -> None:
+        fence = Fence(self.ctx.epoch_zk_version)
+        batches = list(chunks([Delete(p) for p in paths], OPS_PER_MULTI))
+        for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):
+            if isinstance(outcome, TransactionFailed):
+                for op in batch:
+                    with contextlib.suppress(TransactionFailed):
+                        self.zk.multi([op], fence)
+
+    # ---- preferred replica elections -------------------------------------------------------------
+
+    def _process_zk_preferred_election(self) -> None:
+        path = znodes.PREFERRED_REPLICA_ELECTION_PATH
+        if not self.zk.exists(path, watch=self._on_preferred_election):
+            return
+        node = self.zk.get(path)
+        if node is None:
+            return
+        try:
+            partitions = znodes.decode_preferred_replica_election(node.path, node.data)
+        except znodes.ZNodeDataError as e:
+            log.error("Ignoring an unreadable preferred replica election request: %s", e)
+            partitions = frozenset()
+        known = [tp for tp in sorted(partitions) if self.ctx.assignment(tp) is not None]
+        for tp in sorted(set(partitions) - set(known)):
+            log.info(
+                "Skipping replica leader election (PREFERRED) for partition %s by ZkTriggered "
+                "since it doesn't exist.",
+                tp,
+            )
+        deleting = [tp for tp in known if self.deletion.is_queued(tp.topic)]
+        if deleting:
+            log.warning(
+                "Skipping replica leader election (PREFERRED) for partitions %s by ZkTriggered "
+                "since the respective topics are being deleted",
+                ",".join(map(str, deleting)),
+            )
+        electable = [
+            tp
+            for tp in known
+            if tp not in deleting
+            and (leadership := self.ctx.leadership.get(tp)) is not None
+            and leadership.leader_and_isr.leader != self.ctx.replicas(tp)[0]
+        ]
+        try:
+            self._on_replica_election(electable, "ZkTriggered")
+        finally:
+            self.zk.multi([Delete(path)], Fence(self.ctx.epoch_zk_version))
+            self.zk.exists(path, watch=self._on_preferred_election)
+
+    def _on_replica_election(self, partitions: list[TopicPartition], trigger: str) -> None:
+        if not partitions:
+            return
+        log.info(
+            "Starting replica leader election (PREFERRED) for partitions %s triggered by %s",
+            ",".join(map(str, partitions)),
+            trigger,
+        )
+        results = self.partition_sm.handle_state_changes(
+            partitions, _P.ONLINE_PARTITION, election.PreferredReplicaElection()
+        )
+        for tp, outcome in sorted(results.items()):
+            if isinstance(outcome, Exception):
+                log.error(
+                    "Error completing replica leader election (PREFERRED) for partition %s: %s",
+                    tp,
+                    outcome,
+                )
+
+    def _process_auto_preferred_election(self) -> None:
+        try:
+            self._check_and_trigger_auto_leader_rebalance()
+        finally:
+            if self.is_active and self.config.auto_leader_rebalance_enable:
+                self._next_auto_rebalance = (
+                    time.monotonic() + self.config.leader_imbalance_check_interval
+                )
+
+    def _check_and_trigger_auto_leader_rebalance(self) -> None:
+        ctx = self.ctx
+        by_preferred: dict[int, list[TopicPartition]] = {}
+        for tp in ctx.all_partitions():
+            replicas = ctx.replicas(tp)
+            if replicas and not self.deletion.is_queued(tp.topic):
+                by_preferred.setdefault(replicas[0], []).append(tp)
+        threshold = self.config.leader_imbalance_per_broker_percentage / 100
+        for broker, partitions in sorted(by_preferred.items()):
+            not_preferred = [
+                tp
+                for tp in partitions
+                if (lead := ctx.leadership.get(tp)) is not None
+                and lead.leader_and_isr.leader != broker
+            ]
+            ratio = len(not_preferred) / len(partitions)
+            if ratio <= threshold:
+                continue
+            candidates = [
+                tp
+                for tp in not_preferred
+                if not ctx.partitions_being_reassigned
+                and not self.deletion.is_queued(tp.topic)
+                and self._can_preferred_replica_be_leader(tp)
+            ]
+            self._on_replica_election(candidates, "AutoTriggered")
+
+    def _can_preferred_replica_be_leader(self, tp: TopicPartition) -> bool:
+        replicas = self.ctx.replicas(tp)
+        leadership = self.ctx.leadership.get(tp)
+        if leadership is None:
+            return False
+        live = [r for r in replicas if self.ctx.is_replica_online(r)]
+        return (
+            election.preferred_replica_partition_leader_election(
+                replicas, leadership.leader_and_isr.isr, live
+            )
+            is not None
+        )
+
+    # ---- controlled shutdown ---------------------------------------------------------------------
+
+    def _process_controlled_shutdowns(self) -> None:
+        names = (
+            self.zk.children(bc.CONTROLLED_SHUTDOWN_PATH, watch=self._on_controlled_shutdown) or []
+        )
+        for name in names:
+            path = f"{bc.CONTROLLED_SHUTDOWN_PATH}/{name}"
+            node = self.zk.get(path)
+            if node is None:
+                continue
+            try:
+                request = bc.decode_controlled_shutdown(path, node.data)
+            except znodes.ZNodeDataError as e:
+                log.error("Ignoring an unreadable controlled shutdown request: %s", e)
+                continue
+            if request.result is not None:
+                continue
+            result = self._do_controlled_shutdown(request.request)
+            data = bc.encode_controlled_shutdown(request.request, result)
+            with contextlib.suppress(TransactionFailed):  # the broker gave up and left
+                self.zk.multi([SetData(path, data, node.version)], Fence(self.ctx.epoch_zk_version))
+
+    def _do_controlled_shutdown(
+        self, request: bc.ControlledShutdownRequest
+    ) -> bc.ControlledShutdownResult:
+        ctx = self.ctx
+        broker = request.broker_id
+        log.info("Shutting down broker %d", broker)
+        if broker not in ctx.live_or_shutting_down_broker_ids:
+            return bc.ControlledShutdownResult(bc.Errors.BROKER_NOT_AVAILABLE)
+        cached = ctx.broker_epochs.get(broker, -1)
+        if request.broker_epoch != bc.UNKNOWN_BROKER_EPOCH and request.broker_epoch < cached:
+            log.info(
+                "Ignoring controlled shutdown request from broker %d since its broker epoch %d "
+                "is smaller than the current broker epoch %d",
+                broker,
+                request.broker_epoch,
+                cached,
+            )
+            return bc.ControlledShutdownResult(bc.Errors.STALE_BROKER_EPOCH)
+        ctx.shutting_down.add(broker)
+        to_act_on = [
+            tp
+            for tp in sorted(ctx.partitions_on_broker(broker))
+            if len(ctx.replicas(tp)) > 1
+            and tp in ctx.leadership
+            and not self.deletion.is_queued(tp.topic)
+        ]
+        led = [tp for tp in to_act_on if ctx.leadership[tp].leader_and_isr.leader == broker]
+        followed = [tp for tp in to_act_on if tp not in set(led)]
+        self.partition_sm.handle_state_changes(
+            led, _P.ONLINE_PARTITION, election.ControlledShutdownElection()
+        )
+        self.batch.new_batch()
+        for tp in followed:
+            self.batch.add_stop_replica([broker], tp, delete=False)
+        self.batch.send()
+        self.replica_sm.handle_state_changes(
+            [PartitionAndReplica(tp, broker) for tp in followed], _R.OFFLINE_REPLICA
+        )
+        remaining = tuple(
+            tp
+            for tp in ctx.partition_leaders_on_broker(broker)
+            if len(ctx.replicas(tp)) > 1 and not self.deletion.is_queued(tp.topic)
+        )
+        log.info("Broker %d has %d partitions left to move", broker, len(remaining))
+        return bc.ControlledShutdownResult(bc.Errors.NONE, remaining)
+
+    # ---- broker responses ------------------------------------------------------------------------
+
+    def _process_responses(self, broker: int) -> None:
+        path = bc.responses_path(broker)
+        names = self.zk.children(path, watch=self._on_responses) or []
+        if not names:
+            return
+        paths = [f"{path}/{n}" for n in names]
+        nodes = self.zk.get_many(paths)
+        for node in nodes:
+            if node is None:
+                continue
+            try:
+                response = bc.decode_response(node.path, node.data)
+            except znodes.ZNodeDataError as e:
+                log.error("Skipping an unreadable broker response: %s", e)
+                continue
+            if isinstance(response, bc.StopReplicaResponse):
+                self._on_stop_replica_response(broker, response)
+            elif isinstance(response, bc.LeaderAndIsrResponse) and response.error != bc.Errors.NONE:
+                log.warning(
+                    "Broker %d answered LeaderAndIsr %d with %s",
+                    broker,
+                    response.correlation_id,
+                    response.error,
+                )
+        self._delete_tolerating_missing(paths)
+
+    def _on_stop_replica_response(self, broker: int, response: bc.StopReplicaResponse) -> None:
+        pending = self.batch.pending_stop_replica.pop(response.correlation_id, None)
+        if pending is None or pending.broker_id != broker:
+            return
+        errors = response.errors_by_partition()
+        deleting = [
+            tp
+            for tp in sorted(pending.deletes)
+            if self.ctx.replica_states.get(PartitionAndReplica(tp, broker))
+            is _R.REPLICA_DELETION_STARTED
+        ]
+        if not deleting:
+            return
+        if response.error != bc.Errors.NONE:
+            failed = set(deleting)
+        else:
+            failed = {tp for tp in deleting if errors.get(tp, bc.Errors.NONE) != bc.Errors.NONE}
+        if failed:
+            log.warning(
+                "Broker %d failed to delete %s: %s",
+                broker,
+                ",".join(map(str, sorted(failed))),
+                response.error
+                if response.error != bc.Errors.NONE
+                else {str(tp): errors[tp] for tp in sorted(failed)},
+            )
+            self.deletion.fail_replica_deletion(
+                PartitionAndReplica(tp, broker) for tp in sorted(failed)
+            )
+        done = [tp for tp in deleting if tp not in failed]
+        if done:
+            self.deletion.complete_replica_deletion(PartitionAndReplica(tp, broker) for tp in done)

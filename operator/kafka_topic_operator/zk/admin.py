@@ -1,0 +1,87 @@
+"""What `kafka-topics.sh --zookeeper` and the other ZooKeeper-mode admin tools write
+(AdminZkClient): topic and config znodes, deletion markers, partition additions, reassignment
+and preferred-election requests. Validation is the caller's (`kafka.assignment`, `kafka.configs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from kafka_topic_operator.kafka.errors import (
+    TopicAlreadyMarkedForDeletionException,
+    TopicExistsException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import NodeExistsError, ZkClient
+
+
+def create_topic_with_assignment(
+    zk: ZkClient,
+    topic: str,
+    assignment: Mapping[int, Sequence[int]],
+    config: Mapping[str, str] | None = None,
+    topic_id: str | None = None,
+) -> None:
+    """createTopicWithAssignment: the config znode first (not transactional with the topic, as
+    in Kafka), then the topic znode; without `topic_id` the controller assigns one."""
+    zk.ensure_path(znodes.topic_config_path(topic).rsplit("/", 1)[0])
+    path = znodes.topic_config_path(topic)
+    data = znodes.encode_config(config or {})
+    if zk.get(path) is None:
+        try:
+            zk.create(path, data)
+        except NodeExistsError:
+            zk.set(path, data)
+    else:
+        zk.set(path, data)
+    try:
+        zk.create(
+            znodes.topic_path(topic),
+            znodes.encode_topic(
+                {p: ReplicaAssignment(tuple(r)) for p, r in assignment.items()}, topic_id
+            ),
+            makepath=True,
+        )
+    except NodeExistsError:
+        raise TopicExistsException(f"Topic '{topic}' already exists.") from None
+
+
+def delete_topic(zk: ZkClient, topic: str) -> None:
+    """AdminZkClient.deleteTopic: the marker under `/admin/delete_topics`."""
+    if not zk.exists(znodes.topic_path(topic)):
+        raise UnknownTopicOrPartitionException(f"topic {topic} to delete does not exist")
+    try:
+        zk.create(znodes.delete_topic_path(topic), znodes.DELETE_TOPIC_MARKER_DATA, makepath=True)
+    except NodeExistsError:
+        raise TopicAlreadyMarkedForDeletionException(
+            f"topic {topic} is already marked for deletion"
+        ) from None
+
+
+def add_partitions(zk: ZkClient, topic: str, new: Mapping[int, Sequence[int]]) -> None:
+    """The topic znode rewritten with the new partitions added, conditional on the version read."""
+    path = znodes.topic_path(topic)
+    node = zk.get(path)
+    if node is None:
+        raise UnknownTopicOrPartitionException(f"Topic {topic} does not exist")
+    current = znodes.decode_topic(path, node.data)
+    partitions = dict(current.partitions)
+    partitions.update({p: ReplicaAssignment(tuple(r)) for p, r in new.items()})
+    zk.set(path, znodes.encode_topic(partitions, current.topic_id), node.version)
+
+
+def reassign_partitions(zk: ZkClient, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
+    """What `kafka-reassign-partitions --zookeeper` writes; fails if one is in progress."""
+    zk.create(znodes.REASSIGN_PARTITIONS_PATH, znodes.encode_reassignment(targets), makepath=True)
+
+
+def elect_preferred_leaders(zk: ZkClient, partitions: Iterable[TopicPartition]) -> None:
+    """What `kafka-preferred-replica-election --zookeeper` writes."""
+    zk.create(
+        znodes.PREFERRED_REPLICA_ELECTION_PATH,
+        znodes.encode_preferred_replica_election(partitions),
+        makepath=True,
+    )
