@@ -3,14 +3,19 @@ requests they send read back from the brokers' queues."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
+from kto_testing import Waiter
 
 from kafka_topic_operator.controller.context import ControllerContext
+from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.controller.partition_state_machine import PartitionStateMachine
 from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMachine
 from kafka_topic_operator.controller.request_batch import RequestBatch
+from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
+from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -94,3 +99,126 @@ class Harness:
 @pytest.fixture
 def harness(zk: ZkClient) -> Harness:
     return Harness(zk, {})
+
+
+# ---- an in-process cluster: the controller and dev brokers on one real ZooKeeper ----------------
+
+
+class FlakyLogDir(LogDir):
+    """A disk whose deletes fail while `failing` is set."""
+
+    failing = False
+
+    def delete_log(self, partition: TopicPartition) -> bool:
+        if self.failing:
+            raise OSError(f"Input/output error: {self.partition_dir(partition)}")
+        return super().delete_log(partition)
+
+
+class Cluster:
+    SESSION_TIMEOUT = 4.0
+
+    def __init__(self, connect: str, root: Path, zk: ZkClient) -> None:
+        self.connect = connect
+        self.root = root
+        self.zk = zk
+        self.waiter = Waiter(zk)
+        self.controllers: dict[int, KafkaController] = {}
+        self.brokers: dict[int, DevBroker] = {}
+        self.log_dirs: dict[int, FlakyLogDir] = {}
+
+    def start_controller(self, controller_id: int = 100, **settings: object) -> KafkaController:
+        config = ControllerConfig(
+            self.connect,
+            broker_id=controller_id,
+            session_timeout=self.SESSION_TIMEOUT,
+            auto_leader_rebalance_enable=False,
+            **settings,  # type: ignore[arg-type]
+        )
+        controller = KafkaController(config)
+        controller.start()
+        self.controllers[controller_id] = controller
+        return controller
+
+    def start_broker(self, broker_id: int, rack: str | None = None) -> DevBroker:
+        path = self.root / f"broker-{broker_id}"
+        log_dir = self.log_dirs.get(broker_id) or FlakyLogDir(path)
+        self.log_dirs[broker_id] = log_dir
+        config = BrokerConfig(
+            self.connect,
+            broker_id,
+            path,
+            rack=rack,
+            session_timeout=self.SESSION_TIMEOUT,
+            controlled_shutdown_retry_backoff=0.2,
+            controlled_shutdown_timeout=10.0,
+        )
+        broker = DevBroker(config, log_dir=log_dir)
+        broker.start()
+        self.brokers[broker_id] = broker
+        return broker
+
+    def stop_broker(self, broker_id: int, *, controlled: bool = False) -> bool:
+        return self.brokers.pop(broker_id).shutdown(controlled=controlled)
+
+    def stop(self) -> None:
+        for broker in self.brokers.values():
+            broker.shutdown(controlled=False)
+        for controller in self.controllers.values():
+            controller.stop()
+
+    # ---- reading and waiting ------------------------------------------------------------------
+
+    def state(self, tp: TopicPartition, watch: object = None) -> LeaderIsrAndControllerEpoch | None:
+        path = znodes.topic_partition_state_path(tp)
+        node = self.zk.get(path, watch=watch)  # type: ignore[arg-type]
+        # A read of a missing znode leaves no watch; exists() does.
+        while node is None:
+            if not self.zk.exists(path, watch=watch):  # type: ignore[arg-type]
+                return None
+            node = self.zk.get(path, watch=watch)  # type: ignore[arg-type]
+        return znodes.decode_partition_state(node.path, node.data, node.version)
+
+    def wait_state(
+        self,
+        tp: TopicPartition,
+        done: Callable[[LeaderAndIsr], bool],
+        what: str = "",
+        timeout: float = 20.0,
+    ) -> LeaderAndIsr:
+        state = self.waiter.until(
+            lambda watch: self.state(tp, watch),
+            lambda s: s is not None and done(s.leader_and_isr),
+            what or f"the state of {tp}",
+            timeout,
+        )
+        assert state is not None
+        return state.leader_and_isr
+
+    def wait_online(self, topic: str, partitions: int, timeout: float = 20.0) -> None:
+        for p in range(partitions):
+            self.wait_state(TopicPartition(topic, p), lambda lai: lai.leader >= 0, timeout=timeout)
+
+    def wait_gone(self, path: str, timeout: float = 20.0) -> None:
+        self.waiter.exists(path, present=False, timeout=timeout)
+
+    def wait_controller(self, timeout: float = 20.0) -> int:
+        """The epoch of the controller that holds /controller once one does."""
+        self.waiter.exists(znodes.CONTROLLER_PATH, timeout=timeout)
+        node = self.zk.get(znodes.CONTROLLER_EPOCH_PATH)
+        assert node is not None
+        return znodes.decode_controller_epoch(node.path, node.data)
+
+    def settle(self, controller: KafkaController, timeout: float = 20.0) -> None:
+        """Until the controller's queue is empty (it may refill: then wait again)."""
+        assert controller.idle.wait(timeout), "the controller did not go idle"
+
+    def has_log(self, broker_id: int, tp: TopicPartition) -> bool:
+        return (self.root / f"broker-{broker_id}" / f"{tp.topic}-{tp.partition}").is_dir()
+
+
+@pytest.fixture
+def cluster(zk_chroot: str, zk: ZkClient, tmp_path: Path) -> Iterator[Cluster]:
+    running = Cluster(zk_chroot, tmp_path, zk)
+    yield running
+    running.stop()

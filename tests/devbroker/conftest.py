@@ -3,67 +3,13 @@ controller that writes requests and reads responses, and waits on ZooKeeper watc
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 import pytest
+from kto_testing import Waiter
 
 from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk.client import ZkClient
-
-T = TypeVar("T")
-DEADLINE = 20.0
-
-
-class Waiter:
-    """Waits for a ZooKeeper condition by re-reading it each time a watch fires (no polling)."""
-
-    def __init__(self, zk: ZkClient) -> None:
-        self.zk = zk
-
-    def until(
-        self,
-        read: Callable[[Callable[[object], None]], T],
-        done: Callable[[T], bool],
-        what: str,
-        timeout: float = DEADLINE,
-    ) -> T:
-        """`read(watch)` reads the state with `watch` set; returns the first state `done` likes."""
-        deadline = time.monotonic() + timeout
-        while True:
-            fired = threading.Event()
-
-            def watch(_event: object, fired: threading.Event = fired) -> None:
-                fired.set()
-
-            value = read(watch)
-            if done(value):
-                return value
-            left = deadline - time.monotonic()
-            if left <= 0 or not fired.wait(left):
-                raise AssertionError(
-                    f"timed out after {timeout} s waiting for {what}; last {value}"
-                )
-
-    def children(
-        self, path: str, done: Callable[[list[str]], bool], timeout: float = DEADLINE
-    ) -> list[str]:
-        return self.until(
-            lambda watch: self.zk.children(path, watch=watch) or [],
-            done,
-            f"children of {path}",
-            timeout,
-        )
-
-    def exists(self, path: str, present: bool = True, timeout: float = DEADLINE) -> None:
-        self.until(
-            lambda watch: self.zk.exists(path, watch=watch),
-            lambda exists: exists == present,
-            f"{path} to {'appear' if present else 'vanish'}",
-            timeout,
-        )
 
 
 class PlayedController:

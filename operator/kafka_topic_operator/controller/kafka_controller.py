@@ -66,6 +66,7 @@ class ControllerConfig:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
+    first_auto_rebalance_delay: float = FAILOVER_AUTO_REBALANCE_DELAY
     session_timeout: float = 10.0
     credentials: DigestCredentials | None = None
     secure_acls: bool = False
@@ -367,7 +368,7 @@ class KafkaController:
         self.deletion.try_topic_deletion()
         self._process_zk_preferred_election()
         if self.config.auto_leader_rebalance_enable:
-            self._next_auto_rebalance = time.monotonic() + FAILOVER_AUTO_REBALANCE_DELAY
+            self._next_auto_rebalance = time.monotonic() + self.config.first_auto_rebalance_delay
         self._process_controlled_shutdowns()
         for broker in sorted(ctx.live_brokers):
             self._process_responses(broker)
