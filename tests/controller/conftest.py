@@ -128,11 +128,11 @@ class Cluster:
         self.log_dirs: dict[int, FlakyLogDir] = {}
 
     def start_controller(self, controller_id: int = 100, **settings: object) -> KafkaController:
+        settings = {"auto_leader_rebalance_enable": False, **settings}
         config = ControllerConfig(
             self.connect,
             broker_id=controller_id,
             session_timeout=self.SESSION_TIMEOUT,
-            auto_leader_rebalance_enable=False,
             **settings,  # type: ignore[arg-type]
         )
         controller = KafkaController(config)

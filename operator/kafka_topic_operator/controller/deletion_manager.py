@@ -31,6 +31,7 @@ class DeletionManager:
         batch: RequestBatch,
         delete_topic_enable: bool,
         mute: Callable[[str], None],
+        deleted: Callable[[str], None] = lambda _topic: None,
     ) -> None:
         self.ctx = ctx
         self.zk = zk
@@ -39,6 +40,7 @@ class DeletionManager:
         self.batch = batch
         self.enabled = delete_topic_enable
         self.mute = mute
+        self.deleted = deleted
 
     # ---- queries ---------------------------------------------------------------------------------
 
@@ -150,6 +152,7 @@ class DeletionManager:
                 self._delete_topic_znodes(topic)
                 log.info("Deletion of topic %s successfully completed", topic)
                 self.ctx.remove_topic(topic)
+                self.deleted(topic)
             case deletion.DeleteDeletionMarkers(topics=topics, reason=reason):
                 log.info("Removing %s since %s", ",".join(topics), reason)
                 self._delete(znodes.delete_topic_path(t) for t in topics)

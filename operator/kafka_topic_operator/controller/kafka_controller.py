@@ -101,6 +101,7 @@ class KafkaController:
             self.batch,
             config.delete_topic_enable,
             self._mute,
+            self._topic_deleted,
         )
         self.reassignments = Reassignments(
             self.ctx,
@@ -269,6 +270,11 @@ class KafkaController:
 
     def _mute(self, topic: str) -> None:
         self._muted.add(topic)
+
+    def _topic_deleted(self, topic: str) -> None:
+        # Kafka leaves a deleted topic's entries in /admin/reassign_partitions until the next
+        # failover drops them as unknown; drop them now so nothing is left behind.
+        self.reassignments.forget_topic(topic)
 
     # ---- election and resignation ----------------------------------------------------------------
 

@@ -135,6 +135,9 @@ class Reassignments:
         else:
             self.watch_state(tp)
 
+    def forget_topic(self, topic: str) -> None:
+        self._remove_from_zk(lambda tp, _replicas: tp.topic == topic)
+
     # ---- onPartitionReassignment -----------------------------------------------------------------
 
     def on_partition_reassignment(
