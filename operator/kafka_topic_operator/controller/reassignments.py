@@ -124,6 +124,7 @@ class Reassignments:
         assignment = self.ctx.assignment(tp)
         if assignment is None:
             return
+        self.watch_state(tp)  # re-armed before the read, so no change slips between them
         if self._is_complete(tp, assignment):
             log.info(
                 "Target replicas %s have all caught up with the leader for reassigning "
@@ -132,8 +133,6 @@ class Reassignments:
                 tp,
             )
             self.on_partition_reassignment(tp, assignment)
-        else:
-            self.watch_state(tp)
 
     def forget_topic(self, topic: str) -> None:
         self._remove_from_zk(lambda tp, _replicas: tp.topic == topic)
@@ -155,7 +154,6 @@ class Reassignments:
                 self.replicas.handle_state_changes(
                     [PartitionAndReplica(tp, replica)], _R.NEW_REPLICA
                 )
-            self.watch_state(tp)
             return
         # B1..B8
         self.replicas.handle_state_changes(
@@ -186,6 +184,9 @@ class Reassignments:
             unneeded = [r for r in current.replicas if r not in reassignment.replicas]
             if unneeded:
                 self._stop_removed_replicas(tp, unneeded)
+        # As Kafka registers its PartitionReassignmentIsrChangeHandler: before any request goes
+        # out, so the ISR change a request causes is never missed (re-arming is idempotent).
+        self.watch_state(tp)
         self.ctx.partitions_being_reassigned.add(tp)
 
     def _is_complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> bool:
