@@ -8,6 +8,7 @@ import time
 
 import bench_apiserver
 import bench_assignment
+import bench_controller
 
 
 def main() -> None:
@@ -18,6 +19,7 @@ def main() -> None:
     )
     bench_assignment.main()
     bench_apiserver.main()
+    bench_controller.main()
 
 
 if __name__ == "__main__":

@@ -123,6 +123,22 @@ def controller_epoch(zk: ZkClient) -> int:
     return znodes.decode_controller_epoch(node.path, node.data)
 
 
+def wait_brokers(zk: ZkClient, *ids: int) -> None:
+    """Every broker registered, so assignments see them all from the start."""
+
+    def read(watch: object) -> list[str]:
+        # A missing znode takes no child watch: watch for its creation instead.
+        if not zk.exists(znodes.BROKER_IDS_PATH, watch=watch):  # type: ignore[arg-type]
+            return []
+        return zk.children(znodes.BROKER_IDS_PATH, watch=watch) or []  # type: ignore[arg-type]
+
+    Waiter(zk).until(
+        read,
+        lambda names: {str(i) for i in ids} <= set(names),
+        f"brokers {ids} registered",
+    )
+
+
 def wait_controller(zk: ZkClient, controller_id: int, timeout: float = 30.0) -> None:
     def read(watch: object) -> int | None:
         if not zk.exists(znodes.CONTROLLER_PATH, watch=watch):  # type: ignore[arg-type]
@@ -154,6 +170,7 @@ def test_kill_9_broker_fails_over_leaders_and_the_broker_comes_back(
 ) -> None:
     for broker in (0, 1, 2):
         procs.broker(broker)
+    wait_brokers(zk, 0, 1, 2)
     procs.controller(100)
     admin.create_topic_with_assignment(zk, "t", {0: [0, 1, 2]})
     admin.create_topic_with_assignment(zk, "solo", {0: [0]})
@@ -174,9 +191,11 @@ def test_kill_9_broker_fails_over_leaders_and_the_broker_comes_back(
 def test_deletion_with_a_killed_broker_halts_then_completes(procs: Processes, zk: ZkClient) -> None:
     for broker in (0, 1):
         procs.broker(broker)
+    wait_brokers(zk, 0, 1)
     procs.controller(100)
     admin.create_topic_with_assignment(zk, "t", {0: [0, 1], 1: [1, 0]}, {"retention.ms": "60000"})
-    wait_state(zk, TopicPartition("t", 1), lambda lai: lai.leader == 1)
+    for p in (0, 1):  # both brokers in both ISRs: broker 0 alone can then lead t-0
+        wait_state(zk, TopicPartition("t", p), lambda lai: set(lai.isr) == {0, 1})
     eventually(lambda: procs.has_log(1, T0), "broker 1 hosting t-0")
     procs.running[1].send_signal(signal.SIGKILL)
     wait_state(zk, T0, lambda lai: lai.isr == (0,))
@@ -199,6 +218,7 @@ def test_deletion_with_a_killed_broker_halts_then_completes(procs: Processes, zk
 def test_kill_9_controller_while_creating_many_topics(procs: Processes, zk: ZkClient) -> None:
     for broker in (0, 1, 2):
         procs.broker(broker)
+    wait_brokers(zk, 0, 1, 2)
     first = procs.controller(100)
     wait_controller(zk, 100)
     procs.controller(101)
@@ -220,6 +240,7 @@ def test_kill_9_controller_while_creating_many_topics(procs: Processes, zk: ZkCl
 def test_kill_9_controller_in_the_middle_of_a_deletion(procs: Processes, zk: ZkClient) -> None:
     for broker in (0, 1):
         procs.broker(broker)
+    wait_brokers(zk, 0, 1)
     first = procs.controller(100)
     wait_controller(zk, 100)
     procs.controller(101)
@@ -246,6 +267,7 @@ def test_kill_9_controller_in_the_middle_of_a_deletion(procs: Processes, zk: ZkC
 def test_kill_9_controller_in_the_middle_of_a_reassignment(procs: Processes, zk: ZkClient) -> None:
     for broker in (0, 1, 2):
         procs.broker(broker)
+    wait_brokers(zk, 0, 1, 2)
     first = procs.controller(100)
     wait_controller(zk, 100)
     procs.controller(101)

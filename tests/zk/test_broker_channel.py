@@ -6,6 +6,7 @@ the exact-JSON tests pin it for the controller that codes against it (docs/broke
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -202,6 +203,12 @@ def test_update_metadata_json() -> None:
         "topic_ids": {},
     }
     assert bc.decode_request(REQ, bc.encode_request(request)) == request
+    # One batch to many brokers: the shared body is encoded once and spliced per broker.
+    to_others = [dataclasses.replace(request, broker_epoch=e, correlation_id=e) for e in (7, 8)]
+    batch = [request, *to_others, LEADER_AND_ISR]
+    encoded = bc.encode_requests(batch)
+    assert [parsed(e) for e in encoded] == [parsed(bc.encode_request(r)) for r in batch]
+    assert parsed(encoded[2])["broker_epoch"] == 8
 
 
 def test_stop_replica_json() -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from kto_testing import eventually
 
 from kafka_topic_operator.kafka.errors import ControllerMovedException
 from kafka_topic_operator.zk.client import (
+    READS_PER_MULTI_READ,
     BadVersionError,
     Check,
     Create,
@@ -48,6 +50,29 @@ def test_pipelined_reads_keep_order_and_report_missing(zk: ZkClient) -> None:
     zk.multi([Create(f"/n{i}", str(i).encode()) for i in range(50)])
     nodes = zk.get_many([f"/n{i}" for i in range(50)] + ["/nope"])
     assert [n.data if n else None for n in nodes] == [str(i).encode() for i in range(50)] + [None]
+
+
+def test_multi_read_batches_keep_order_versions_and_empty_data(zk: ZkClient) -> None:
+    count = READS_PER_MULTI_READ * 2 + 7  # three multiRead requests, the last one partial
+    for start in range(0, count, 500):
+        zk.multi([Create(f"/m{i}", str(i).encode()) for i in range(start, min(count, start + 500))])
+    zk.set("/m3", b"", version=0)
+    paths = [f"/m{i}" for i in range(count)]
+    paths.insert(600, "/gone")
+    nodes = zk.get_many(paths)
+    assert len(nodes) == count + 1 and nodes[600] is None
+    read = [n for n in nodes if n is not None]
+    assert [n.path for n in read] == [f"/m{i}" for i in range(count)]
+    assert read[3].data == b"" and read[3].version == 1  # the chroot applied, the stat parsed
+    assert read[1000].data == b"1000" and read[1000].version == 0
+
+
+def test_reads_with_a_watch_set_it(zk: ZkClient) -> None:
+    zk.create("/w", b"0")
+    fired: list[object] = []
+    assert [n.data if n else None for n in zk.get_many(["/w"], watch=fired.append)] == [b"0"]
+    zk.set("/w", b"1")
+    eventually(lambda: fired, "the data watch to fire", timeout=10)
 
 
 def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClient) -> None:

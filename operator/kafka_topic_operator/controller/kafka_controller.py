@@ -13,7 +13,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +117,7 @@ class KafkaController:
         self._queue: queue.Queue[ev.ControllerEvent] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._muted: set[str] = set()
+        self._coalesced: list[str] = []  # topics of PartitionModifications events merged
         self._session_lost = False
         self._next_auto_rebalance: float | None = None
         self.idle = threading.Event()
@@ -152,21 +153,41 @@ class KafkaController:
     # ---- the event thread ------------------------------------------------------------------------
 
     def _run(self) -> None:
+        held: ev.ControllerEvent | None = None  # taken from the queue while coalescing
         while True:
-            timeout = None
-            if self._next_auto_rebalance is not None:
-                timeout = max(0.0, self._next_auto_rebalance - time.monotonic())
-            try:
-                event = self._queue.get(timeout=timeout)
-            except queue.Empty:
-                self._next_auto_rebalance = None
-                event = ev.AutoPreferredReplicaLeaderElection()
+            if held is not None:
+                event, held = held, None
+            else:
+                timeout = None
+                if self._next_auto_rebalance is not None:
+                    timeout = max(0.0, self._next_auto_rebalance - time.monotonic())
+                try:
+                    event = self._queue.get(timeout=timeout)
+                except queue.Empty:
+                    self._next_auto_rebalance = None
+                    event = ev.AutoPreferredReplicaLeaderElection()
             if isinstance(event, ev.ShutdownEventThread):
                 return
+            if isinstance(event, ev.PartitionModifications):
+                self._coalesced, held = self._following_partition_modifications()
             self._process(event)
-            self.events_processed += 1
-            if self._queue.empty():
+            self.events_processed += 1 + len(self._coalesced)
+            self._coalesced = []
+            if held is None and self._queue.empty():
                 self.idle.set()
+
+    def _following_partition_modifications(self) -> tuple[list[str], ev.ControllerEvent | None]:
+        """The topics of the PartitionModifications events queued right behind one, and the
+        first other event (to be processed next, so the order of events is kept)."""
+        topics: list[str] = []
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return topics, None
+            if not isinstance(event, ev.PartitionModifications):
+                return topics, event
+            topics.append(event.topic)
 
     def _process(self, event: ev.ControllerEvent) -> None:
         try:
@@ -195,7 +216,7 @@ class KafkaController:
             case ev.TopicChange():
                 self._process_topic_change()
             case ev.PartitionModifications(topic=topic):
-                self._process_partition_modifications(topic)
+                self._process_partition_modifications([topic, *self._coalesced])
             case ev.TopicDeletion():
                 self._process_topic_deletion()
             case ev.ZkPartitionReassignment(created=created):
@@ -355,6 +376,7 @@ class KafkaController:
         self.zk.children(bc.CONTROLLED_SHUTDOWN_PATH, watch=self._on_controlled_shutdown)
         self.zk.exists(znodes.REASSIGN_PARTITIONS_PATH, watch=self._on_reassign_znode)
         self._initialize_context()
+        rebuilt = time.monotonic() - started
         deletions = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
         offline_topics = {
             tp.topic
@@ -379,9 +401,11 @@ class KafkaController:
         for broker in sorted(ctx.live_brokers):
             self._process_responses(broker)
         log.info(
-            "Controller %d failover done in %.2f s: %d brokers, %d topics, %d partitions",
+            "Controller %d failover done in %.2f s (context rebuilt in %.2f s): %d brokers, "
+            "%d topics, %d partitions",
             self.broker_id,
             time.monotonic() - started,
+            rebuilt,
             len(ctx.live_brokers),
             len(ctx.assignments),
             len(ctx.leadership),
@@ -594,55 +618,62 @@ class KafkaController:
         )
         self.replica_sm.handle_state_changes(replicas, _R.ONLINE_REPLICA)
 
-    def _process_partition_modifications(self, topic: str) -> None:
-        if topic in self._muted or topic not in self.ctx.assignments:
-            return
-        path = znodes.topic_path(topic)
-        node = self.zk.get(path, watch=self._on_topic_data)
-        if node is None:
-            return
-        try:
-            data = znodes.decode_topic(node.path, node.data)
-        except znodes.ZNodeDataError as e:
-            log.error("Ignoring a change of a topic znode that cannot be read: %s", e)
-            return
-        if data.topic_id is None:
-            self._write_topic_ids(
-                [
+    def _process_partition_modifications(self, topics: Sequence[str]) -> None:
+        """PartitionModifications for each of `topics` (consecutive events coalesced, so a burst
+        of topic znode changes costs one pipelined read)."""
+        topics = [
+            t for t in dict.fromkeys(topics) if t not in self._muted and t in self.ctx.assignments
+        ]
+        nodes = self.zk.get_many((znodes.topic_path(t) for t in topics), watch=self._on_topic_data)
+        created: list[TopicPartition] = []
+        id_writes: list[SetData] = []
+        for topic, node in zip(topics, nodes, strict=True):
+            if node is None:
+                continue
+            try:
+                data = znodes.decode_topic(node.path, node.data)
+            except znodes.ZNodeDataError as e:
+                log.error("Ignoring a change of a topic znode that cannot be read: %s", e)
+                continue
+            if data.topic_id is None:
+                id_writes.append(
                     SetData(
-                        path,
+                        node.path,
                         znodes.encode_topic(data.partitions, self.ctx.topic_ids.get(topic)),
                         node.version,
                     )
-                ]
-            )
-        to_add = {
-            TopicPartition(topic, p): a
-            for p, a in data.partitions.items()
-            if self.ctx.assignment(TopicPartition(topic, p)) is None
-        }
-        if self.deletion.is_queued(topic):
+                )
+            to_add = {
+                TopicPartition(topic, p): a
+                for p, a in data.partitions.items()
+                if self.ctx.assignment(TopicPartition(topic, p)) is None
+            }
+            if self.deletion.is_queued(topic):
+                if to_add:
+                    log.warning(
+                        "Skipping adding partitions %s for topic %s since it is currently being "
+                        "deleted",
+                        ",".join(str(tp.partition) for tp in sorted(to_add)),
+                        topic,
+                    )
+                    self._restore_partition_assignment(topic, data.partitions, node.version)
+                else:
+                    log.info(
+                        "Ignoring partition change during topic deletion as no new partitions "
+                        "are added"
+                    )
+                continue
             if to_add:
-                log.warning(
-                    "Skipping adding partitions %s for topic %s since it is currently being "
-                    "deleted",
-                    ",".join(str(tp.partition) for tp in sorted(to_add)),
-                    topic,
-                )
-                self._restore_partition_assignment(topic, data.partitions, node.version)
-            else:
                 log.info(
-                    "Ignoring partition change during topic deletion as no new partitions are added"
+                    "New partitions to be added %s",
+                    {str(tp): list(a.replicas) for tp, a in sorted(to_add.items())},
                 )
-            return
-        if to_add:
-            log.info(
-                "New partitions to be added %s",
-                {str(tp): list(a.replicas) for tp, a in sorted(to_add.items())},
-            )
-            for tp, assignment in to_add.items():
-                self.ctx.set_assignment(tp, assignment)
-            self._on_new_partition_creation(sorted(to_add))
+                for tp, assignment in to_add.items():
+                    self.ctx.set_assignment(tp, assignment)
+                created.extend(sorted(to_add))
+        self._write_topic_ids(id_writes)
+        if created:
+            self._on_new_partition_creation(created)
 
     def _restore_partition_assignment(
         self, topic: str, assignment: Mapping[int, ReplicaAssignment], version: int

@@ -193,6 +193,7 @@ class ReplicaStateMachine:
         done: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
         fence = Fence(self.ctx.epoch_zk_version)
+        shrunk = 0
         while remaining:
             reads = read_partition_states(self.zk, remaining)
             for tp in [*reads.missing, *reads.malformed]:
@@ -233,7 +234,7 @@ class ReplicaStateMachine:
                 leadership = LeaderIsrAndControllerEpoch(lai, self.ctx.epoch)
                 self.ctx.leadership[tp] = leadership
                 done[tp] = leadership
-                log.info(
+                log.debug(  # per partition, so debug: a broker failure can touch 100,000
                     "%sPartition %s state changed to %s after removing replica %d from the ISR "
                     "as part of transition to OfflineReplica",
                     self._prefix,
@@ -241,7 +242,12 @@ class ReplicaStateMachine:
                     leadership,
                     broker,
                 )
+            shrunk += len(outcome.updated)
             for tp, error in outcome.failed.items():
                 self._failed(PartitionAndReplica(tp, broker), _R.OFFLINE_REPLICA, error)
             remaining = outcome.bad_version
+        if shrunk:
+            log.info(
+                "%sRemoved replica %d from the ISR of %d partitions", self._prefix, broker, shrunk
+            )
         return done

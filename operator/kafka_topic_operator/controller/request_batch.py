@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from kafka_topic_operator.controller.context import ControllerContext
@@ -96,26 +96,27 @@ class RequestBatch:
         is_new: bool,
     ) -> None:
         lai = leadership.leader_and_isr
+        state = bc.LeaderAndIsrPartitionState(
+            topic=tp.topic,
+            partition=tp.partition,
+            controller_epoch=leadership.controller_epoch,
+            leader=lai.leader,
+            leader_epoch=lai.leader_epoch,
+            isr=lai.isr,
+            partition_epoch=lai.partition_epoch,
+            replicas=assignment.replicas,
+            adding_replicas=assignment.adding_replicas,
+            removing_replicas=assignment.removing_replicas,
+            is_new=is_new,
+            leader_recovery_state=lai.leader_recovery_state,
+        )
         for broker in brokers:
             if broker < 0:
                 continue
             per_broker = self._leader_and_isr.setdefault(broker, {})
             already_new = (old := per_broker.get(tp)) is not None and old.is_new
-            per_broker[tp] = bc.LeaderAndIsrPartitionState(
-                topic=tp.topic,
-                partition=tp.partition,
-                controller_epoch=leadership.controller_epoch,
-                leader=lai.leader,
-                leader_epoch=lai.leader_epoch,
-                isr=lai.isr,
-                partition_epoch=lai.partition_epoch,
-                replicas=assignment.replicas,
-                adding_replicas=assignment.adding_replicas,
-                removing_replicas=assignment.removing_replicas,
-                is_new=is_new or already_new,
-                leader_recovery_state=lai.leader_recovery_state,
-            )
-        self.add_update_metadata(self.ctx.live_or_shutting_down_broker_ids, [tp])
+            per_broker[tp] = replace(state, is_new=True) if already_new and not is_new else state
+        self.add_update_metadata(self.ctx.live_brokers, [tp])
 
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
         if tp.topic in self.ctx.topics_to_be_deleted:
@@ -137,6 +138,8 @@ class RequestBatch:
         self, brokers: Iterable[int], partitions: Iterable[TopicPartition]
     ) -> None:
         self._update_metadata_brokers.update(b for b in brokers if b >= 0)
+        # Replicas on brokers that are not live or are shutting down are offline.
+        online = self.ctx.live_brokers.keys() - self.ctx.shutting_down
         for tp in partitions:
             leadership = self.ctx.leadership.get(tp)
             if leadership is None:
@@ -157,7 +160,9 @@ class RequestBatch:
                 isr=lai.isr,
                 zk_version=lai.partition_epoch,
                 replicas=replicas,
-                offline_replicas=tuple(r for r in replicas if not self.ctx.is_replica_online(r)),
+                offline_replicas=()
+                if online.issuperset(replicas)
+                else tuple(r for r in replicas if r not in online),
             )
 
     # ---- sending ---------------------------------------------------------------------------------
@@ -173,10 +178,15 @@ class RequestBatch:
             if self._update_metadata_brokers:
                 states_um = list(self._update_metadata.values())
                 live = self._live_brokers()
+                # The same objects for every broker, so their JSON is encoded once.
+                parts_um = [
+                    (tuple(part), self._topic_ids(s.topic for s in part))
+                    for part in (chunks(states_um, PARTITIONS_PER_REQUEST) if states_um else [[]])
+                ]
                 for broker in sorted(self._update_metadata_brokers):
                     if not self._reachable(broker, "UpdateMetadata"):
                         continue
-                    for part_um in chunks(states_um, PARTITIONS_PER_REQUEST) if states_um else [[]]:
+                    for part_um, topic_ids in parts_um:
                         sent.requests.append(
                             (
                                 broker,
@@ -184,9 +194,9 @@ class RequestBatch:
                                     self.controller_id,
                                     self.ctx.epoch,
                                     self._broker_epoch(broker),
-                                    tuple(part_um),
+                                    part_um,
                                     live,
-                                    self._topic_ids(s.topic for s in part_um),
+                                    topic_ids,
                                     correlation_id=self._correlation_id(),
                                 ),
                             )
@@ -217,9 +227,10 @@ class RequestBatch:
     def _write(self, requests: Sequence[tuple[int, bc.Request]]) -> None:
         if not requests:
             return
+        encoded = bc.encode_requests([request for _, request in requests])
         batches = [
-            [Create(bc.request_prefix(broker), bc.encode_request(request), sequence=True)]
-            for broker, request in requests
+            [Create(bc.request_prefix(broker), data, sequence=True)]
+            for (broker, _), data in zip(requests, encoded, strict=True)
         ]
         fence = Fence(self.ctx.epoch_zk_version)
         for (broker, request), outcome in zip(

@@ -82,16 +82,24 @@ def create_partition_states(
     parents += [
         Create(znodes.topic_partition_path(tp), znodes.TOPIC_PARTITIONS_DATA) for tp in partitions
     ]
-    _create_tolerating_existing(zk, fence, parents)
-    results: dict[TopicPartition, Exception | None] = {}
+    parent_batches = list(chunks(parents, OPS_PER_MULTI))
     batches = list(chunks(partitions, OPS_PER_MULTI))
 
     def create(tp: TopicPartition) -> Create:
         path = znodes.topic_partition_state_path(tp)
         return Create(path, znodes.encode_partition_state(states[tp]))
 
-    outcomes = zk.multi_many([[create(tp) for tp in batch] for batch in batches], fence)
-    for batch, outcome in zip(batches, outcomes, strict=True):
+    # One pipeline: ZooKeeper applies a session's requests in order, so the state creates find
+    # their parents. A parent batch that failed (some parents existed) is redone one by one
+    # before the state batches that failed with it are.
+    outcomes = zk.multi_many(
+        [*parent_batches, *([create(tp) for tp in batch] for batch in batches)], fence
+    )
+    for parent_batch, outcome in zip(parent_batches, outcomes, strict=False):
+        if isinstance(outcome, TransactionFailed):
+            _create_one_by_one(zk, fence, parent_batch)
+    results: dict[TopicPartition, Exception | None] = {}
+    for batch, outcome in zip(batches, outcomes[len(parent_batches) :], strict=True):
         if not isinstance(outcome, TransactionFailed):
             results.update(dict.fromkeys(batch, None))
             continue
@@ -105,19 +113,16 @@ def create_partition_states(
     return results
 
 
-def _create_tolerating_existing(zk: ZkClient, fence: Fence, creates: Sequence[Op]) -> None:
-    batches = list(chunks(creates, OPS_PER_MULTI))
-    for batch, outcome in zip(batches, zk.multi_many(batches, fence), strict=True):
-        if isinstance(outcome, TransactionFailed):
-            for op in batch:
-                try:
-                    zk.multi([op], fence)
-                except TransactionFailed as failure:
-                    # As in Kafka, only the state create's outcome counts: a missing topic
-                    # znode fails its partitions there.
-                    first = failure.first_error()
-                    if not (first and isinstance(first[1], NodeExistsError)):
-                        log.warning("Cannot create %s: %s", op.path, failure)
+def _create_one_by_one(zk: ZkClient, fence: Fence, creates: Sequence[Op]) -> None:
+    for op in creates:
+        try:
+            zk.multi([op], fence)
+        except TransactionFailed as failure:
+            # As in Kafka, only the state create's outcome counts: a missing topic znode fails
+            # its partitions there.
+            first = failure.first_error()
+            if not (first and isinstance(first[1], NodeExistsError)):
+                log.warning("Cannot create %s: %s", op.path, failure)
 
 
 # ---- conditional updates -------------------------------------------------------------------------

@@ -6,6 +6,7 @@ and preferred-election requests. Validation is the caller's (`kafka.assignment`,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
@@ -15,7 +16,7 @@ from kafka_topic_operator.kafka.errors import (
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.client import NodeExistsError, ZkClient
+from kafka_topic_operator.zk.client import Create, NodeExistsError, TransactionFailed, ZkClient
 
 
 def create_topic_with_assignment(
@@ -47,6 +48,63 @@ def create_topic_with_assignment(
         )
     except NodeExistsError:
         raise TopicExistsException(f"Topic '{topic}' already exists.") from None
+
+
+@dataclass(frozen=True, slots=True)
+class NewTopic:
+    name: str
+    assignment: Mapping[int, Sequence[int]]
+    config: Mapping[str, str] = field(default_factory=dict)
+    topic_id: str | None = None
+
+
+TOPICS_PER_TRANSACTION = 200
+
+
+def create_topics(zk: ZkClient, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
+    """Many topics at once, each written as `create_topic_with_assignment` writes it (config
+    znode, then topic znode), in pipelined multi-op batches. A batch that fails (a topic or a
+    config znode exists already) is redone topic by topic, so each topic gets its own outcome:
+    None when created, otherwise the exception `create_topic_with_assignment` raised."""
+    if not topics:
+        return {}
+    for parent in (znodes.TOPICS_PATH, znodes.config_entity_type_path(znodes.ConfigType.TOPIC)):
+        zk.ensure_path(parent)
+    batches = [
+        topics[start : start + TOPICS_PER_TRANSACTION]
+        for start in range(0, len(topics), TOPICS_PER_TRANSACTION)
+    ]
+    outcomes = zk.multi_many(
+        [[op for topic in batch for op in _creates(topic)] for batch in batches]
+    )
+    results: dict[str, Exception | None] = {}
+    for batch, outcome in zip(batches, outcomes, strict=True):
+        for topic in batch:
+            if not isinstance(outcome, TransactionFailed):
+                results[topic.name] = None
+                continue
+            try:
+                create_topic_with_assignment(
+                    zk, topic.name, topic.assignment, topic.config, topic.topic_id
+                )
+            except Exception as e:
+                results[topic.name] = e
+            else:
+                results[topic.name] = None
+    return results
+
+
+def _creates(topic: NewTopic) -> list[Create]:
+    return [
+        Create(znodes.topic_config_path(topic.name), znodes.encode_config(topic.config)),
+        Create(
+            znodes.topic_path(topic.name),
+            znodes.encode_topic(
+                {p: ReplicaAssignment(tuple(r)) for p, r in topic.assignment.items()},
+                topic.topic_id,
+            ),
+        ),
+    ]
 
 
 def delete_topic(zk: ZkClient, topic: str) -> None:

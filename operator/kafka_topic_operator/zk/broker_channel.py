@@ -9,7 +9,7 @@ friends); the wire format is described in `docs/broker-channel.md`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar, Final
@@ -439,7 +439,34 @@ def _endpoint_json(endpoint: EndPoint) -> dict[str, object]:
 
 
 def encode_request(request: Request) -> bytes:
-    content = _common(request)
+    return _splice(_common(request), _encode(_body(request)))
+
+
+def encode_requests(requests: Sequence[Request]) -> list[bytes]:
+    """Each request encoded as `encode_request` does; UpdateMetadata requests that carry the
+    very same partition states, brokers and topic ids (one controller batch sends the same
+    metadata to every broker) share one encoding of that body."""
+    shared: dict[tuple[int, int, int], bytes] = {}
+    out = []
+    for request in requests:
+        if isinstance(request, UpdateMetadataRequest):
+            key = (id(request.partition_states), id(request.live_brokers), id(request.topic_ids))
+            body = shared.get(key)
+            if body is None:
+                body = shared[key] = _encode(_body(request))
+            out.append(_splice(_common(request), body))
+        else:
+            out.append(encode_request(request))
+    return out
+
+
+def _splice(common: dict[str, object], body: bytes) -> bytes:
+    head = _encode(common)
+    return head if body == b"{}" else head[:-1] + b"," + body[1:]
+
+
+def _body(request: Request) -> dict[str, object]:
+    content: dict[str, object] = {}
     match request:
         case LeaderAndIsrRequest():
             content["partition_states"] = [
@@ -498,7 +525,7 @@ def encode_request(request: Request) -> bytes:
                 }
                 for s in request.partition_states
             ]
-    return _encode(content)
+    return content
 
 
 def _leader_and_isr_state(item: _Reader) -> LeaderAndIsrPartitionState:

@@ -24,15 +24,24 @@ from kazoo.exceptions import (
     NoNodeError,
     NotEmptyError,
     RolledBackError,
+    UnimplementedError,
 )
+from kazoo.protocol.paths import _prefix_root
+from kazoo.protocol.serialization import CheckVersion as _CheckVersion
+from kazoo.protocol.serialization import Create as _Create
+from kazoo.protocol.serialization import Delete as _Delete
+from kazoo.protocol.serialization import SetData as _SetData
+from kazoo.protocol.serialization import Transaction as _Transaction
 from kazoo.retry import KazooRetry
-from kazoo.security import make_acl, make_digest_acl
+from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
 from kafka_topic_operator.kafka.errors import ControllerMovedException
+from kafka_topic_operator.zk.multi_read import MultiRead, ReadResult
 
 log = logging.getLogger(__name__)
 
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
+READS_PER_MULTI_READ = 500
 
 __all__ = [
     "BadVersionError",
@@ -92,6 +101,7 @@ class Node:
     version: int
     ephemeral_owner: int
     czxid: int
+    mtime: int = 0  # milliseconds since the epoch, the server's clock at the last write
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +196,7 @@ class ZkClient:
             command_retry=None,
         )
         self.hosts = hosts
+        self._multi_read_supported = True
 
     # ---- session ----------------------------------------------------------------------------
 
@@ -238,8 +249,15 @@ class ZkClient:
     def get_many(
         self, paths: Iterable[str], watch: Callable[[Any], None] | None = None
     ) -> list[Node | None]:
-        """Pipelined reads: every request is sent before the first answer is awaited."""
+        """Pipelined reads: every request is sent before the first answer is awaited. Without a
+        watch they go as multiRead batches (ZooKeeper 3.6+), one request per batch."""
         paths = list(paths)
+        if watch is None and self._multi_read_supported:
+            try:
+                return self._multi_read(paths)
+            except UnimplementedError:
+                log.info("ZooKeeper does not support multiRead; reading znodes one by one")
+                self._multi_read_supported = False
         pending = [(p, self._kazoo.get_async(p, watch=watch)) for p in paths]
         nodes: list[Node | None] = []
         for path, result in pending:
@@ -252,6 +270,33 @@ class ZkClient:
                 nodes.append(self.get(path, watch=watch))
             else:
                 nodes.append(_node(path, data, stat))
+        return nodes
+
+    def _multi_read(self, paths: list[str]) -> list[Node | None]:
+        chroot = self._kazoo.chroot
+        pending = []
+        for start in range(0, len(paths), READS_PER_MULTI_READ):
+            batch = paths[start : start + READS_PER_MULTI_READ]
+            result = self._kazoo.handler.async_result()
+            self._kazoo._call(MultiRead([_prefix_root(chroot, p) for p in batch]), result)
+            pending.append((batch, result))
+        nodes: list[Node | None] = []
+        for batch, result in pending:
+            try:
+                answers: list[ReadResult] = result.get()
+            except UnimplementedError:
+                raise
+            except KazooException:
+                # Connection trouble: read this batch again once the session is back.
+                nodes.extend(self.get(path) for path in batch)
+                continue
+            for path, answer in zip(batch, answers, strict=True):
+                if answer.error is None:
+                    nodes.append(_node(path, answer.data, answer.stat))
+                elif isinstance(answer.error, NoNodeError):
+                    nodes.append(None)
+                else:
+                    nodes.append(self.get(path))
         return nodes
 
     def children_many(self, paths: Iterable[str]) -> list[list[str] | None]:
@@ -327,7 +372,7 @@ class ZkClient:
         pending = []
         for ops in batches:
             all_ops = [*prefix, *ops]
-            pending.append((all_ops, self._transaction(all_ops).commit_async()))
+            pending.append((all_ops, self._commit_async(all_ops)))
         outcomes: list[list[object] | TransactionFailed] = []
         for all_ops, result in pending:
             try:
@@ -352,22 +397,31 @@ class ZkClient:
         return failure
 
     def _commit(self, ops: Sequence[Op]) -> list[object]:
-        results: list[object] = self._transaction(ops).commit()
+        results: list[object] = self._commit_async(ops).get()
         return results
 
-    def _transaction(self, ops: Sequence[Op]) -> Any:
-        tx = self._kazoo.transaction()
+    def _commit_async(self, ops: Sequence[Op]) -> Any:
+        """kazoo's TransactionRequest.commit_async without its per-operation argument checks,
+        path normalisation and logging, which cost more than the round trip in bulk: our paths
+        come from the codecs, already absolute and normal."""
+        chroot = self._kazoo.chroot or ""
+        acl = self._kazoo.default_acl or OPEN_ACL_UNSAFE
+        requests: list[Any] = []
         for op in ops:
+            path = chroot + op.path if op.path != "/" else (chroot or "/")
             match op:
                 case Create():
-                    tx.create(op.path, op.data, ephemeral=op.ephemeral, sequence=op.sequence)
+                    flags = (1 if op.ephemeral else 0) | (2 if op.sequence else 0)
+                    requests.append(_Create(path, op.data, acl, flags))
                 case SetData():
-                    tx.set_data(op.path, op.data, op.version)
+                    requests.append(_SetData(path, op.data, op.version))
                 case Delete():
-                    tx.delete(op.path, op.version)
+                    requests.append(_Delete(path, op.version))
                 case Check():
-                    tx.check(op.path, op.version)
-        return tx
+                    requests.append(_CheckVersion(path, op.version))
+        result = self._kazoo.handler.async_result()
+        self._kazoo._call(_Transaction(requests), result)
+        return result
 
     # ---- plumbing ---------------------------------------------------------------------------
 
@@ -387,6 +441,7 @@ def _node(path: str, data: bytes | None, stat: Any) -> Node:
         version=int(stat.version),
         ephemeral_owner=int(stat.ephemeralOwner),
         czxid=int(stat.czxid),
+        mtime=int(stat.mtime),
     )
 
 

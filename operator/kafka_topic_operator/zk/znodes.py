@@ -109,10 +109,21 @@ def _java_int(text: str, low: int = _INT_MIN, high: int = _INT_MAX) -> int | Non
 class _Reader:
     """Typed access to one JSON value, like Kafka's JsonValue.to[T]; errors name the key."""
 
-    def __init__(self, path: str, value: object, where: str = "") -> None:
+    __slots__ = ("_key", "_parent", "path", "value")
+
+    def __init__(
+        self, path: str, value: object, parent: _Reader | None = None, key: str | int = ""
+    ) -> None:
         self.path = path
         self.value = value
-        self.where = where
+        # Where this value sits is worked out only for an error message: topic znodes of
+        # thousands of partitions are read on every failover.
+        self._parent = parent
+        self._key = key
+
+    @property
+    def where(self) -> str:
+        return "" if self._parent is None else self._parent._child_where(self._key)
 
     def fail(self, reason: str) -> ZNodeDataError:
         return ZNodeDataError(self.path, f"{self.where}: {reason}" if self.where else reason)
@@ -149,13 +160,16 @@ class _Reader:
     def array(self) -> list[_Reader]:
         if not isinstance(self.value, list):
             raise self._expect("a JSON array")
-        return [_Reader(self.path, item, self._child_where(i)) for i, item in enumerate(self.value)]
+        return [_Reader(self.path, item, self, i) for i, item in enumerate(self.value)]
 
     def int32_list(self) -> list[int]:
+        v = self.value
+        if type(v) is list and all(type(i) is int and _INT_MIN <= i <= _INT_MAX for i in v):
+            return list(v)  # the common case, without a reader per item
         return [item.int32() for item in self.array()]
 
     def items(self) -> list[tuple[str, _Reader]]:
-        return [(k, _Reader(self.path, v, self._child_where(k))) for k, v in self.obj().items()]
+        return [(k, _Reader(self.path, v, self, k)) for k, v in self.obj().items()]
 
     # -- keys of an object --
 
@@ -164,7 +178,7 @@ class _Reader:
         fields = self.obj()
         if key not in fields:
             return None
-        return _Reader(self.path, fields[key], self._child_where(key))
+        return _Reader(self.path, fields[key], self, key)
 
     def __getitem__(self, key: str) -> _Reader:
         """A required key, like JsonObject.apply."""
