@@ -8,7 +8,6 @@ exit with 2, a ZooKeeper that cannot be reached with 1.
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
@@ -24,11 +23,11 @@ from kafka_topic_operator.argparsing import (
     positive_float,
 )
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+from kafka_topic_operator.process_logging import process_logging
 from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
-_LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
 
 def _percentage(text: str) -> int:
@@ -140,17 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, OSError, ValueError) as e:
         print(f"kto controller: {e}", file=sys.stderr)
         return EXIT_USAGE
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
-    package_log = logging.getLogger("kafka_topic_operator")
-    package_log.addHandler(handler)
-    previous_level = package_log.level
-    package_log.setLevel(args.log_level)
-    try:
+    with process_logging(args.log_level):
         return _run(KafkaController(config))
-    finally:
-        package_log.removeHandler(handler)
-        package_log.setLevel(previous_level)
 
 
 def _run(controller: KafkaController) -> int:

@@ -7,7 +7,6 @@ are one line on stderr with exit status 1; usage errors exit with 2.
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
@@ -30,12 +29,12 @@ from kafka_topic_operator.devbroker.log_dirs import (
     InconsistentBrokerIdException,
     InconsistentClusterIdException,
 )
+from kafka_topic_operator.process_logging import process_logging
 from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
 from kafka_topic_operator.zk.znodes import ZNodeDataError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
-_LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
 
 def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
@@ -123,17 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kto dev-broker: {e}", file=sys.stderr)
         return EXIT_USAGE
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
-    package_log = logging.getLogger("kafka_topic_operator")
-    package_log.addHandler(handler)
-    previous_level = package_log.level
-    package_log.setLevel(args.log_level)
-    try:
+    with process_logging(args.log_level):
         return _run(DevBroker(config))
-    finally:
-        package_log.removeHandler(handler)
-        package_log.setLevel(previous_level)
 
 
 def _run(broker: DevBroker) -> int:
