@@ -186,7 +186,10 @@ class ZkClient:
                 make_digest_acl(credentials.user, credentials.password, all=True),
                 make_acl("world", "anyone", read=True),
             ]
-        self._retry = KazooRetry(max_tries=-1, delay=0.05, max_delay=2.0, ignore_expire=False)
+        # An expired session is retried too, on the new session kazoo opens: whoever depends on
+        # the old one (the controller, a broker's registration) learns of it from the state
+        # listener, and a controller's writes stay fenced by the epoch.
+        self._retry = KazooRetry(max_tries=-1, delay=0.05, max_delay=2.0, ignore_expire=True)
         self._kazoo: Any = KazooClient(
             hosts=hosts,
             timeout=session_timeout,
