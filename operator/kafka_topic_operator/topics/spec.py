@@ -1,0 +1,167 @@
+"""A KafkaTopic's spec, parsed with pydantic and checked with Kafka's own rules.
+
+The CRD schema rejects what a schema can (types, ranges, enums, immutability); this module
+catches the rest with Kafka's messages (topic names, config keys and values, placements), so a
+bad manifest gets a precise `InvalidSpec` reason and nothing is written to ZooKeeper. It is pure:
+brokers and existing topics, which need I/O, are checked by the reconciler's planning step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from kafka_topic_operator.kafka.assignment import RackAwareMode
+from kafka_topic_operator.kafka.configs import normalize_topic_config
+from kafka_topic_operator.kafka.errors import (
+    InvalidConfigurationException,
+    InvalidReplicaAssignmentException,
+    InvalidTopicException,
+)
+from kafka_topic_operator.kafka.names import validate_topic_name
+
+MAX_REPLICATION_FACTOR = 32767
+
+
+class DeletionPolicy(Enum):
+    DELETE = "Delete"
+    RETAIN = "Retain"
+
+
+class TopicSpec(BaseModel):
+    """`spec` of a KafkaTopic (kto.dev/v1), field names as in Strimzi's v1beta2."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    topic_name: StrictStr | None = Field(default=None, alias="topicName")
+    partitions: StrictInt | None = Field(default=None, ge=1, le=2**31 - 1)
+    replicas: StrictInt | None = Field(default=None, ge=1, le=MAX_REPLICATION_FACTOR)
+    config: dict[str, Any] = Field(default_factory=dict)  # checked by _config_values
+    replica_assignment: list[list[StrictInt]] | None = Field(
+        default=None, alias="replicaAssignment"
+    )
+    rack_aware_mode: RackAwareMode = Field(default=RackAwareMode.ENFORCED, alias="rackAwareMode")
+    deletion_policy: DeletionPolicy = Field(default=DeletionPolicy.DELETE, alias="deletionPolicy")
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredTopic:
+    """What the resource asks for, in Kafka's terms."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    config: Mapping[str, str]  # as Kafka stores it: every value a string
+    assignment: Mapping[int, tuple[int, ...]] | None  # explicit placement, else Kafka places
+    rack_aware_mode: RackAwareMode
+    deletion_policy: DeletionPolicy
+
+
+class InvalidSpec(Exception):
+    """The spec cannot be turned into a topic; the message says which field and why."""
+
+
+def desired_topic(resource_name: str, spec: Mapping[str, Any]) -> DesiredTopic:
+    """The topic a KafkaTopic named `resource_name` with `spec` asks for, or InvalidSpec."""
+    try:
+        parsed = TopicSpec.model_validate(dict(spec))
+    except ValidationError as e:
+        raise InvalidSpec(_describe(e)) from None
+    name = parsed.topic_name if parsed.topic_name is not None else resource_name
+    try:
+        validate_topic_name(name)
+    except InvalidTopicException as e:
+        field = "spec.topicName" if parsed.topic_name is not None else "metadata.name"
+        raise InvalidSpec(f"{field}: {e}") from None
+    assignment = _assignment(parsed)
+    if assignment is not None:
+        partitions, replication_factor = len(assignment), len(assignment[0])
+    elif parsed.partitions is not None and parsed.replicas is not None:
+        partitions, replication_factor = parsed.partitions, parsed.replicas
+    else:
+        raise InvalidSpec(
+            "spec: partitions and replicas are required unless replicaAssignment is given"
+        )
+    _check_config_values(parsed.config)
+    try:
+        config = normalize_topic_config(parsed.config)
+    except InvalidConfigurationException as e:
+        raise InvalidSpec(f"spec.config: {e}") from None
+    return DesiredTopic(
+        name=name,
+        partitions=partitions,
+        replication_factor=replication_factor,
+        config=config,
+        assignment=assignment,
+        rack_aware_mode=parsed.rack_aware_mode,
+        deletion_policy=parsed.deletion_policy,
+    )
+
+
+_JSON_TYPE_NAMES = {float: "a number with a fraction", list: "a list", dict: "an object"}
+
+
+def _check_config_values(config: Mapping[str, Any]) -> None:
+    for key, value in config.items():
+        if not isinstance(value, str | int | bool):
+            what = (
+                "null" if value is None else _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+            )
+            raise InvalidSpec(
+                f"spec.config.{key}: a config value must be a string, an integer or a boolean, "
+                f"not {what}"
+            )
+
+
+def _assignment(spec: TopicSpec) -> dict[int, tuple[int, ...]] | None:
+    rows = spec.replica_assignment
+    if rows is None:
+        return None
+    if not rows:
+        raise InvalidSpec("spec.replicaAssignment: at least one partition is required")
+    if spec.partitions is not None and spec.partitions != len(rows):
+        raise InvalidSpec(
+            f"spec.replicaAssignment: {len(rows)} partitions listed but spec.partitions is "
+            f"{spec.partitions}"
+        )
+    assignment = {p: tuple(row) for p, row in enumerate(rows)}
+    try:
+        for partition, replicas in assignment.items():
+            if not replicas:
+                raise InvalidReplicaAssignmentException(
+                    f"Cannot have replication factor of 0 for partition id {partition}."
+                )
+            if any(b < 0 for b in replicas):
+                raise InvalidReplicaAssignmentException(
+                    f"Broker ids must be non-negative, partition id {partition} has "
+                    f"{', '.join(map(str, replicas))}."
+                )
+            if len(set(replicas)) != len(replicas):
+                raise InvalidReplicaAssignmentException(
+                    "Duplicate brokers not allowed in replica assignment: "
+                    f"{', '.join(map(str, replicas))} for partition id {partition}."
+                )
+        expected = spec.replicas if spec.replicas is not None else len(assignment[0])
+        bad = [(p, len(r)) for p, r in assignment.items() if len(r) != expected]
+        if bad:
+            raise InvalidReplicaAssignmentException(
+                "Inconsistent replication factor between partitions, partition 0 has "
+                f"{expected} while partitions [{', '.join(str(p) for p, _ in bad)}] have "
+                f"replication factors [{', '.join(str(rf) for _, rf in bad)}], respectively."
+            )
+    except InvalidReplicaAssignmentException as e:
+        raise InvalidSpec(f"spec.replicaAssignment: {e}") from None
+    return assignment
+
+
+def _describe(error: ValidationError) -> str:
+    """pydantic's errors as `spec.<field>: <message>` lines, with the CRD's field names."""
+    lines = []
+    for item in error.errors():
+        path = ".".join(str(part) for part in ("spec", *item["loc"]))
+        lines.append(f"{path}: {item['msg']}")
+    return "; ".join(lines)

@@ -1,0 +1,119 @@
+"""The KafkaTopic CRD (crds/kafkatopics.yaml) as the API emulator serves it: what it accepts,
+defaults and rejects, with the messages users see from kubectl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kafka_topic_operator.apiserver import Cluster
+from kafka_topic_operator.apiserver.errors import ApiError
+from kafka_topic_operator.apiserver.resources import ResourceInfo
+
+CRD_FILE = Path(__file__).resolve().parents[2] / "crds" / "kafkatopics.yaml"
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    c = Cluster()
+    crds = c.info("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    c.create(crds, None, yaml.safe_load(CRD_FILE.read_text()))
+    return c
+
+
+def topics(cluster: Cluster) -> ResourceInfo:
+    return cluster.info("kto.dev", "v1", "kafkatopics")
+
+
+def manifest(name: str = "orders", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kto.dev/v1",
+        "kind": "KafkaTopic",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def rejected(cluster: Cluster, body: dict[str, Any]) -> str:
+    with pytest.raises(ApiError) as info:
+        cluster.create(topics(cluster), "default", body)
+    assert info.value.code == 422, info.value.status()
+    return info.value.message
+
+
+def test_the_crd_names_short_name_and_category(cluster: Cluster) -> None:
+    crd = yaml.safe_load(CRD_FILE.read_text())
+    assert crd["spec"]["names"]["shortNames"] == ["kt"]
+    assert crd["spec"]["names"]["categories"] == ["kafka"]
+    columns = [c["name"] for c in crd["spec"]["versions"][0]["additionalPrinterColumns"]]
+    assert columns == ["Topic", "Partitions", "Replicas", "Ready", "Reason", "Age"]
+
+
+def test_a_strimzi_style_topic_is_accepted_with_defaults(cluster: Cluster) -> None:
+    body = manifest(
+        partitions=12, replicas=3, config={"retention.ms": 604800000, "cleanup.policy": "delete"}
+    )
+    obj = cluster.create(topics(cluster), "default", body).obj
+    assert obj["spec"]["rackAwareMode"] == "Enforced"
+    assert obj["spec"]["deletionPolicy"] == "Delete"
+    assert obj["spec"]["config"]["retention.ms"] == 604800000
+
+
+def test_an_explicit_assignment_needs_no_counts(cluster: Cluster) -> None:
+    body = manifest(replicaAssignment=[[1, 2], [2, 3], [3, 1]])
+    assert cluster.create(topics(cluster), "default", body).obj["spec"]["replicaAssignment"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"partitions": 0, "replicas": 1}, "spec.partitions: Invalid value: 0: spec.partitions in "
+         "body should be greater than or equal to 1"),
+        ({"partitions": 1, "replicas": 0}, "should be greater than or equal to 1"),
+        ({"partitions": 1, "replicas": 32768}, "should be less than or equal to 32767"),
+        ({"partitions": 1}, "partitions and replicas are required unless replicaAssignment is "
+         "given"),
+        ({"partitions": 1, "replicas": 1, "topicName": "bad name"}, "spec.topicName in body "
+         "should match '^[a-zA-Z0-9._-]+$'"),
+        ({"partitions": 1, "replicas": 1, "topicName": ".."}, 'topic name cannot be "." or ".."'),
+        ({"partitions": 1, "replicas": 1, "topicName": "x" * 250}, "may not be more than 249"),
+        ({"partitions": 1, "replicas": 1, "rackAwareMode": "Sometimes"}, 'supported values: '
+         '"Enforced", "Safe", "Disabled"'),
+        ({"partitions": 1, "replicas": 1, "deletionPolicy": "Orphan"}, 'supported values: '
+         '"Delete", "Retain"'),
+        ({"partitions": 2, "replicaAssignment": [[1]]}, "replicaAssignment must have one entry "
+         "per partition"),
+        ({"replicas": 2, "replicaAssignment": [[1, 2], [1]]}, "every replicaAssignment entry "
+         "must list `replicas` brokers"),
+        ({"replicaAssignment": [[-1]]}, "should be greater than or equal to 0"),
+        ({"replicaAssignment": [[]]}, "should have at least 1 items"),
+        ({"partitions": "3", "replicas": 1}, 'spec.partitions: Invalid value: "string": '
+         'spec.partitions in body must be of type integer: "string"'),
+    ],
+)  # fmt: skip
+def test_invalid_specs_are_rejected_with_a_precise_message(
+    cluster: Cluster, spec: dict[str, Any], message: str
+) -> None:
+    assert message in rejected(cluster, manifest(**spec))
+
+
+def test_partitions_never_shrink_and_the_topic_name_never_changes(cluster: Cluster) -> None:
+    info = topics(cluster)
+    created = cluster.create(info, "default", manifest(partitions=3, replicas=1, topicName="o"))
+    obj = created.obj
+    grown = {**obj, "spec": {**obj["spec"], "partitions": 6}}
+    obj = cluster.update(info, "default", "orders", grown).obj
+    for change, message in [
+        ({"partitions": 2}, "partitions may grow, never shrink"),
+        ({"topicName": "p"}, "topicName is immutable"),
+    ]:
+        with pytest.raises(ApiError) as error:
+            cluster.update(info, "default", "orders", {**obj, "spec": {**obj["spec"], **change}})
+        assert message in error.value.message
+    without_name = {k: v for k, v in obj["spec"].items() if k != "topicName"}
+    with pytest.raises(ApiError) as error:
+        cluster.update(info, "default", "orders", {**obj, "spec": without_name})
+    assert "topicName cannot be added or removed after creation" in error.value.message
