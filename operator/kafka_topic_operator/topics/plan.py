@@ -1,0 +1,280 @@
+"""What to do to make a topic in ZooKeeper match its KafkaTopic: a pure function from what is
+wanted and what is there to the writes AdminZkClient would make, or the reason none can be made.
+
+The writes are applied by the reconciler in this order: config (znode, then change
+notification), topic creation (config znode first, as Kafka does), added partitions, and a
+replication-factor or placement change as a reassignment that moves as few replicas as possible.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from kafka_topic_operator.kafka.assignment import (
+    BrokerMetadata,
+    RandomSource,
+    assign_replicas_to_brokers,
+    broker_metadatas,
+    create_new_partitions_assignment,
+    validate_replica_assignment,
+    validate_topic_create,
+)
+from kafka_topic_operator.kafka.errors import (
+    AdminOperationException,
+    BrokerNotAvailableException,
+    InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
+    InvalidReplicationFactorException,
+    InvalidTopicException,
+    TopicExistsException,
+)
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.topics.spec import DesiredTopic
+
+
+class Reason(Enum):
+    """Why nothing can be written (the Ready condition's reason)."""
+
+    INVALID_SPEC = "InvalidSpec"
+    CONFLICT = "Conflict"
+    NOT_SUPPORTED = "NotSupported"
+    BROKERS_UNAVAILABLE = "BrokersUnavailable"
+    REASSIGNMENT_IN_PROGRESS = "ReassignmentInProgress"
+    DELETION_IN_PROGRESS = "DeletionInProgress"
+
+
+@dataclass(frozen=True, slots=True)
+class ActualTopic:
+    """The topic as ZooKeeper holds it."""
+
+    partitions: Mapping[int, ReplicaAssignment]
+    config: Mapping[str, str]
+    topic_id: str | None = None
+    marked_for_deletion: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """What the plan needs to know of the cluster besides the topic itself."""
+
+    brokers: Sequence[BrokerMetadata]  # live brokers
+    topics: Collection[str] = ()  # every existing topic name, for collisions
+    marked_for_deletion: Collection[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopic:
+    assignment: Mapping[int, tuple[int, ...]]
+    config: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeConfig:
+    config: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class AddPartitions:
+    new: Mapping[int, tuple[int, ...]]  # only the added partitions
+
+
+@dataclass(frozen=True, slots=True)
+class Reassign:
+    """Target replicas for the partitions that move; `moves` counts replicas placed anew."""
+
+    targets: Mapping[int, tuple[int, ...]]
+    moves: int
+
+
+Action = CreateTopic | ChangeConfig | AddPartitions | Reassign
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    actions: tuple[Action, ...] = ()
+    blocked: tuple[Reason, str] | None = None  # nothing may be written, and why
+    notes: tuple[str, ...] = field(default=())  # facts worth showing (for example adoption)
+
+
+def plan(
+    desired: DesiredTopic,
+    actual: ActualTopic | None,
+    cluster: Cluster,
+    rng: RandomSource | None = None,
+) -> Plan:
+    """The writes that bring `actual` (None: no such topic) to `desired`."""
+    if actual is None:
+        return _plan_create(desired, cluster, rng)
+    if actual.marked_for_deletion:
+        return Plan(
+            blocked=(
+                Reason.DELETION_IN_PROGRESS,
+                f"Topic '{desired.name}' is marked for deletion; it can be created again once "
+                "the deletion completes.",
+            )
+        )
+    return _plan_update(desired, actual, cluster, rng)
+
+
+def _plan_create(desired: DesiredTopic, cluster: Cluster, rng: RandomSource | None) -> Plan:
+    brokers = [b.id for b in cluster.brokers]
+    try:
+        if desired.assignment is not None:
+            assignment = {p: tuple(r) for p, r in desired.assignment.items()}
+            validate_replica_assignment(assignment, desired.replication_factor, brokers)
+        else:
+            metadata = broker_metadatas(cluster.brokers, desired.rack_aware_mode)
+            placed = assign_replicas_to_brokers(
+                metadata, desired.partitions, desired.replication_factor, rng=rng
+            )
+            assignment = {p: tuple(r) for p, r in placed.items()}
+        validate_topic_create(desired.name, assignment, cluster.topics, cluster.marked_for_deletion)
+    except TopicExistsException as e:
+        marked = desired.name in cluster.marked_for_deletion
+        return Plan(blocked=(Reason.DELETION_IN_PROGRESS if marked else Reason.CONFLICT, str(e)))
+    except InvalidTopicException as e:
+        return Plan(blocked=(Reason.CONFLICT, str(e)))
+    except (BrokerNotAvailableException, InvalidReplicationFactorException) as e:
+        return Plan(blocked=(Reason.BROKERS_UNAVAILABLE, str(e)))
+    except (AdminOperationException, InvalidReplicaAssignmentException) as e:
+        return Plan(blocked=(Reason.INVALID_SPEC, str(e)))
+    return Plan(actions=(CreateTopic(assignment, dict(desired.config)),))
+
+
+def _plan_update(
+    desired: DesiredTopic, actual: ActualTopic, cluster: Cluster, rng: RandomSource | None
+) -> Plan:
+    current = {p: a.replicas for p, a in sorted(actual.partitions.items())}
+    if len(current) > desired.partitions:
+        return Plan(
+            blocked=(
+                Reason.NOT_SUPPORTED,
+                f"Topic '{desired.name}' has {len(current)} partitions; Kafka cannot decrease "
+                f"the partition count to {desired.partitions}.",
+            )
+        )
+    actions: list[Action] = []
+    if dict(actual.config) != dict(desired.config):
+        actions.append(ChangeConfig(dict(desired.config)))
+    reassigning = any(a.is_being_reassigned for a in actual.partitions.values())
+    targets = _targets(desired, current, cluster)
+    if isinstance(targets, Plan):
+        return targets
+    if targets:
+        if reassigning:
+            return Plan(
+                actions=tuple(actions),
+                blocked=(
+                    Reason.REASSIGNMENT_IN_PROGRESS,
+                    f"A partition reassignment is in progress for the topic '{desired.name}'.",
+                ),
+            )
+        moves = sum(len(set(t) - set(current[p])) for p, t in targets.items())
+        actions.append(Reassign(targets, moves))
+    if desired.partitions > len(current):
+        added = _added_partitions(desired, current, cluster, rng)
+        if isinstance(added, Plan):
+            return Plan(actions=tuple(actions), blocked=added.blocked)
+        if reassigning:
+            return Plan(
+                actions=tuple(actions),
+                blocked=(
+                    Reason.REASSIGNMENT_IN_PROGRESS,
+                    f"A partition reassignment is in progress for the topic '{desired.name}'.",
+                ),
+            )
+        actions.append(AddPartitions(added))
+    return Plan(actions=tuple(actions))
+
+
+def _targets(
+    desired: DesiredTopic, current: Mapping[int, tuple[int, ...]], cluster: Cluster
+) -> dict[int, tuple[int, ...]] | Plan:
+    """Existing partitions whose replicas must change: an explicit placement that differs, or a
+    replication factor that differs (as few replicas moved as possible)."""
+    if desired.assignment is not None:
+        wanted = {p: desired.assignment[p] for p in current if p in desired.assignment}
+        changed = {p: r for p, r in wanted.items() if tuple(r) != current[p]}
+        unavailable = sorted({b for r in changed.values() for b in r} - _ids(cluster))
+        if unavailable:
+            return Plan(
+                blocked=(
+                    Reason.BROKERS_UNAVAILABLE,
+                    f"Brokers {', '.join(map(str, unavailable))} named in replicaAssignment are "
+                    "not available.",
+                )
+            )
+        return changed
+    rf = desired.replication_factor
+    if all(len(r) == rf for r in current.values()):
+        return {}
+    return _change_replication_factor(current, rf, cluster)
+
+
+def _change_replication_factor(
+    current: Mapping[int, tuple[int, ...]], rf: int, cluster: Cluster
+) -> dict[int, tuple[int, ...]] | Plan:
+    """Each partition keeps as many of its replicas as it can, the preferred leader first;
+    added replicas go to the least loaded live brokers, on racks the partition does not use yet
+    where it can; removed ones leave the most loaded brokers."""
+    live = {b.id: b.rack for b in cluster.brokers}
+    if rf > len(live):
+        return Plan(
+            blocked=(
+                Reason.BROKERS_UNAVAILABLE,
+                f"Replication factor: {rf} larger than available brokers: {len(live)}.",
+            )
+        )
+    load: Counter[int] = Counter({b: 0 for b in live})
+    for replicas in current.values():
+        load.update(r for r in replicas if r in live)
+    targets: dict[int, tuple[int, ...]] = {}
+    for partition, replicas in sorted(current.items()):
+        kept = list(replicas)
+        while len(kept) > rf:
+            # Never the preferred leader; of the rest, the most loaded (dead brokers first).
+            victim = max(kept[1:], key=lambda b: (b not in live, load[b], b))
+            kept.remove(victim)
+            load[victim] -= 1
+        while len(kept) < rf:
+            racks = {live.get(b) for b in kept}
+            candidates = [b for b in live if b not in kept]
+            choice = min(candidates, key=lambda b: (live[b] in racks and live[b] is not None,
+                                                     load[b], b))  # fmt: skip
+            kept.append(choice)
+            load[choice] += 1
+        if tuple(kept) != replicas:
+            targets[partition] = tuple(kept)
+    return targets
+
+
+def _added_partitions(
+    desired: DesiredTopic,
+    current: Mapping[int, tuple[int, ...]],
+    cluster: Cluster,
+    rng: RandomSource | None,
+) -> dict[int, tuple[int, ...]] | Plan:
+    explicit = None
+    if desired.assignment is not None:
+        explicit = {p: list(r) for p, r in desired.assignment.items() if p not in current}
+    try:
+        metadata = broker_metadatas(cluster.brokers, desired.rack_aware_mode)
+        added = create_new_partitions_assignment(
+            desired.name, current, metadata, desired.partitions, explicit, rng=rng
+        )
+    except (BrokerNotAvailableException, InvalidReplicationFactorException) as e:
+        return Plan(blocked=(Reason.BROKERS_UNAVAILABLE, str(e)))
+    except (
+        AdminOperationException,
+        InvalidPartitionsException,
+        InvalidReplicaAssignmentException,
+    ) as e:
+        return Plan(blocked=(Reason.INVALID_SPEC, str(e)))
+    return {p: tuple(r) for p, r in added.items()}
+
+
+def _ids(cluster: Cluster) -> set[int]:
+    return {b.id for b in cluster.brokers}
