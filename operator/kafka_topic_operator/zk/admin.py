@@ -16,7 +16,13 @@ from kafka_topic_operator.kafka.errors import (
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.client import Create, NodeExistsError, TransactionFailed, ZkClient
+from kafka_topic_operator.zk.client import (
+    Create,
+    NodeExistsError,
+    NoNodeError,
+    TransactionFailed,
+    ZkClient,
+)
 
 
 def create_topic_with_assignment(
@@ -105,6 +111,26 @@ def _creates(topic: NewTopic) -> list[Create]:
             ),
         ),
     ]
+
+
+def change_topic_config(zk: ZkClient, topic: str, config: Mapping[str, str]) -> None:
+    """AdminZkClient.changeTopicConfig: the topic must exist; the config znode is replaced, then
+    a change notification (`/config/changes/config_change_<seq>`) tells brokers to reload it."""
+    if not zk.exists(znodes.topic_path(topic)):
+        raise UnknownTopicOrPartitionException(f"Topic {topic} does not exist")
+    path = znodes.topic_config_path(topic)
+    data = znodes.encode_config(config)
+    zk.ensure_path(znodes.config_entity_type_path(znodes.ConfigType.TOPIC))
+    try:
+        zk.set(path, data)
+    except NoNodeError:
+        zk.create(path, data)
+    zk.ensure_path(znodes.CONFIG_CHANGES_PATH)
+    zk.create(
+        znodes.config_change_path(),
+        znodes.encode_config_change(f"{znodes.ConfigType.TOPIC}/{topic}"),
+        sequence=True,
+    )
 
 
 def delete_topic(zk: ZkClient, topic: str) -> None:

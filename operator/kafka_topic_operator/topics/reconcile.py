@@ -1,0 +1,44 @@
+"""One reconcile step for one topic, apart from Kubernetes: parse the spec, read ZooKeeper, plan,
+write. The Kubernetes handlers call this and turn its result into status."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_topic_operator.kafka.assignment import RandomSource
+from kafka_topic_operator.topics.apply import apply_actions
+from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
+from kafka_topic_operator.topics.plan import Plan, Reason, plan
+from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import ZkClient
+from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    desired: DesiredTopic | None  # None when the spec is invalid
+    plan: Plan
+
+
+def reconcile_topic(
+    zk: ZkClient, resource_name: str, spec: Mapping[str, Any], rng: RandomSource | None = None
+) -> Step:
+    """Writes what the plan says, unless it is blocked; an invalid spec writes nothing."""
+    try:
+        desired = desired_topic(resource_name, spec)
+    except InvalidSpec as e:
+        return Step(None, Plan(blocked=(Reason.INVALID_SPEC, str(e))))
+    snapshot = read_cluster(zk, [desired.name])
+    all_topics = zk.children(znodes.TOPICS_PATH) or []
+    step = plan(
+        desired,
+        actual_topic(snapshot, desired.name),
+        cluster_for_planning(snapshot, all_topics),
+        rng,
+    )
+    if step.blocked is None:
+        apply_actions(zk, desired.name, step.actions)
+    return Step(desired, step)
