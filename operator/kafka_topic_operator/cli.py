@@ -19,7 +19,7 @@ from kafka_topic_operator.kafka.errors import KafkaError
 from kafka_topic_operator.kafka.partitioner import partition_for_key
 
 EXIT_USAGE = 2
-COMMANDS = ("assign", "partition-for", "consumers", "describe", "dev-broker", "controller")
+COMMANDS = ("assign", "partition-for", "consumers", "describe", "dev-broker", "controller", "run")
 
 
 class _RecordingRandom:
@@ -319,6 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     commands.add_parser(
+        "run",
+        help="run the KafkaTopic operator; see kto run --help",
+        add_help=False,
+    )
+    commands.add_parser(
         "dev-broker",
         help="run a dev broker (a stand-in Kafka broker); see kto dev-broker --help",
         add_help=False,
@@ -334,6 +339,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kafka_topic_operator.devbroker.cli import main as dev_broker
 
         return dev_broker(words[1:])
+    if words and words[0] == "run":
+        from kafka_topic_operator.k8s.cli import main as run_operator
+
+        return run_operator(words[1:])
     if words and words[0] == "controller":
         from kafka_topic_operator.controller.cli import main as controller
 

@@ -12,12 +12,14 @@ LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
 
 @contextlib.contextmanager
-def process_logging(level: str | int) -> Iterator[None]:
+def process_logging(level: str | int, *others: str) -> Iterator[None]:
+    """Our loggers (and the `others`, say kopf's) at `level`, kazoo's at WARNING."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     loggers = {
         logging.getLogger("kafka_topic_operator"): level,
         logging.getLogger("kazoo"): "WARNING",
+        **{logging.getLogger(name): level for name in others},
     }
     previous = {logger: logger.level for logger in loggers}
     for logger, logger_level in loggers.items():

@@ -1,0 +1,1 @@
+"""Kubernetes: the KafkaTopic handlers (kopf) and `kto run`."""

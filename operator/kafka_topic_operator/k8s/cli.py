@@ -1,0 +1,142 @@
+"""`kto run`: the KafkaTopic operator (kopf), optionally with the controller in the same process.
+
+Against a real ZooKeeper-mode Kafka cluster the operator only writes the admin znodes Kafka's
+tools write (topics, configs, deletion markers, reassignments); `--embedded-controller` also runs
+this project's Kafka-compatible controller, for the standalone dev cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from kafka_topic_operator.argparsing import UsageError, positive_float
+from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+from kafka_topic_operator.process_logging import process_logging
+from kafka_topic_operator.zk.client import DigestCredentials, ZkClient, ZkConnectionError
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+def _selector(text: str) -> dict[str, str]:
+    """`key=value[,key=value...]`, as kubectl's equality-based label selectors."""
+    selector: dict[str, str] = {}
+    for term in filter(None, (t.strip() for t in text.split(","))):
+        key, sep, value = term.partition("=")
+        if not sep or not key or "!" in key:
+            raise argparse.ArgumentTypeError(
+                f"invalid selector term {term!r}: expected key=value[,key=value...]"
+            )
+        selector[key.strip()] = value.strip().lstrip("=")
+    return selector
+
+
+def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Run the KafkaTopic operator: KafkaTopic resources become Kafka topics in a "
+        "ZooKeeper-mode cluster, with status that says what Kafka did.",
+    )
+    parser.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="watch this namespace (repeatable); all namespaces when none is given",
+    )
+    parser.add_argument(
+        "--selector",
+        type=_selector,
+        default={},
+        metavar="KEY=VALUE[,...]",
+        help="only KafkaTopics with these labels, so several operators can share a cluster",
+    )
+    parser.add_argument(
+        "--embedded-controller",
+        action="store_true",
+        help="also run the Kafka-compatible controller (the standalone dev cluster)",
+    )
+    parser.add_argument("--controller-id", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--liveness",
+        default="http://0.0.0.0:8080/healthz",
+        metavar="URL",
+        help="kopf's liveness endpoint (fails while ZooKeeper is unreachable)",
+    )
+    parser.add_argument(
+        "--peering",
+        metavar="NAME",
+        help="kopf peering name: replicas elect one active operator (default: standalone)",
+    )
+    parser.add_argument("--session-timeout", type=positive_float, default=18.0, metavar="SECONDS")
+    parser.add_argument("--zookeeper-digest-file", type=Path, metavar="FILE")
+    parser.add_argument("--zookeeper-set-acl", action="store_true")
+    parser.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        credentials = (
+            DigestCredentials.from_file(args.zookeeper_digest_file)
+            if args.zookeeper_digest_file is not None
+            else DigestCredentials.from_env()
+        )
+        if args.zookeeper_set_acl and credentials is None:
+            raise UsageError("--zookeeper-set-acl needs digest credentials")
+    except (UsageError, OSError, ValueError) as e:
+        print(f"kto run: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    with process_logging(args.log_level, "kopf"):
+        zk = ZkClient(
+            args.zookeeper,
+            session_timeout=args.session_timeout,
+            credentials=credentials,
+            secure_acls=args.zookeeper_set_acl,
+        )
+        try:
+            zk.start(timeout=args.session_timeout)
+        except ZkConnectionError as e:
+            print(f"kto run: {e}", file=sys.stderr)
+            return EXIT_FAILURE
+        controller = None
+        if args.embedded_controller:
+            controller = KafkaController(
+                ControllerConfig(
+                    zookeeper=args.zookeeper,
+                    broker_id=args.controller_id,
+                    session_timeout=args.session_timeout,
+                    credentials=credentials,
+                    secure_acls=args.zookeeper_set_acl,
+                )
+            )
+            controller.start()
+        try:
+            return _run_kopf(zk, args)
+        finally:
+            if controller is not None:
+                controller.stop()
+            zk.stop()
+
+
+def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
+    import kopf
+
+    from kafka_topic_operator.k8s import handlers
+
+    handlers.RUNTIME = handlers.Runtime(zk=zk, selector=args.selector)
+    kopf.run(
+        standalone=args.peering is None,
+        peering_name=args.peering,
+        clusterwide=not args.namespace,
+        namespaces=args.namespace,
+        liveness_endpoint=args.liveness or None,
+    )
+    return 0

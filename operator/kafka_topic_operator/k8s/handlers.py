@@ -1,0 +1,235 @@
+"""The kopf handlers for KafkaTopic resources: the only module importing kopf.
+
+One reconcile path serves create, resume, spec updates and the drift timer; deletion is a
+finalizer that follows TopicDeletionManager (the delete marker, then waiting, with the reason in
+status, until the topic's znodes are gone). The work itself is in `topics.*`; this module wires
+it to Kubernetes: annotations, ownership of a topic name, status patches and events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import kopf
+
+from kafka_topic_operator.kafka.errors import (
+    TopicAlreadyMarkedForDeletionException,
+    UnknownTopicOrPartitionException,
+)
+from kafka_topic_operator.topics.reconcile import reconcile_topic
+from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
+from kafka_topic_operator.topics.status import (
+    Condition,
+    ready_condition,
+    topic_status,
+    with_transition_times,
+)
+from kafka_topic_operator.zk import admin, znodes
+from kafka_topic_operator.zk.client import ZkClient
+from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
+FINALIZER = "kto.dev/topic-deletion"
+PAUSE = "kto.dev/pause-reconciliation"
+MANAGED = "kto.dev/managed"
+DRIFT_INTERVAL = 60.0
+DELETION_RETRY = 5.0
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """What `kto run` sets up before kopf starts the handlers."""
+
+    zk: ZkClient
+    selector: Mapping[str, str] = field(default_factory=dict)
+
+
+RUNTIME: Runtime | None = None
+
+
+def runtime() -> Runtime:
+    if RUNTIME is None:
+        raise kopf.PermanentError("the operator runtime is not configured (start it with kto run)")
+    return RUNTIME
+
+
+def _selected(labels: Mapping[str, str], **_: Any) -> bool:
+    selector = RUNTIME.selector if RUNTIME else {}
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+    settings.persistence.finalizer = FINALIZER
+    # Progress and the last handled spec in annotations: status belongs to the CRD's schema.
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="kto.dev")
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix="kto.dev", key="last-handled-configuration"
+    )
+    settings.posting.level = logging.WARNING
+
+
+@kopf.on.probe(id="zookeeper")
+def zookeeper_connected(**_: Any) -> bool:
+    if not runtime().zk.connected:
+        raise kopf.TemporaryError("ZooKeeper is not connected")  # fails the liveness endpoint
+    return True
+
+
+@kopf.index(GROUP, VERSION, PLURAL, when=_selected)
+def topic_owners(name: str, namespace: str | None, spec: Mapping[str, Any], meta: Mapping[str, Any],
+                 **_: Any) -> dict[str, tuple[str, str, str]]:  # fmt: skip
+    """Topic name → (creation time, namespace, name) of each resource naming it."""
+    topic = spec.get("topicName") or name
+    return {str(topic): (str(meta.get("creationTimestamp", "")), namespace or "", name)}
+
+
+def _owner(topic: str, index: Any) -> tuple[str, str] | None:
+    claims = sorted(index.get(topic, ())) if index is not None else []
+    return (claims[0][1], claims[0][2]) if claims else None
+
+
+@kopf.on.resume(GROUP, VERSION, PLURAL, when=_selected)
+@kopf.on.create(GROUP, VERSION, PLURAL, when=_selected)
+@kopf.on.update(GROUP, VERSION, PLURAL, field="spec", when=_selected)
+def reconcile(**kwargs: Any) -> None:
+    _reconcile(**kwargs)
+
+
+@kopf.timer(GROUP, VERSION, PLURAL, interval=DRIFT_INTERVAL, idle=DRIFT_INTERVAL, when=_selected)
+def drift(**kwargs: Any) -> None:
+    _reconcile(**kwargs)
+
+
+def _reconcile(
+    name: str,
+    namespace: str | None,
+    spec: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    status: Mapping[str, Any],
+    patch: kopf.Patch,
+    body: kopf.Body,
+    topic_owners: Any = None,
+    **_: Any,
+) -> None:
+    annotations = meta.get("annotations") or {}
+    generation = int(meta.get("generation") or 0)
+    zk = runtime().zk
+    if annotations.get(PAUSE) == "true":
+        _set_status(patch, status, topic_status(
+            status.get("topicName"), generation,
+            Condition("Unknown", "ReconciliationPaused", f"{PAUSE} is \"true\""), None,
+        ))  # fmt: skip
+        return
+    if annotations.get(MANAGED) == "false":
+        _set_status(patch, status, topic_status(
+            status.get("topicName"), generation,
+            Condition("Unknown", "Unmanaged", f"{MANAGED} is \"false\": the topic is left alone"),
+            None,
+        ))  # fmt: skip
+        return
+    topic = str(spec.get("topicName") or name)
+    owner = _owner(topic, topic_owners)
+    if owner is not None and owner != (namespace or "", name):
+        message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
+        _set_status(
+            patch,
+            status,
+            topic_status(topic, generation, Condition("False", "Conflict", message), None),
+        )
+        return  # fmt: skip
+    step = reconcile_topic(zk, name, spec)
+    topic_name = step.desired.name if step.desired else None
+    snapshot = read_cluster(zk, [topic_name]) if topic_name else None
+    condition = ready_condition(step.plan, snapshot, topic_name)
+    new = topic_status(topic_name, generation, condition, snapshot)
+    if _set_status(patch, status, new) and step.plan.actions:
+        kopf.info(body, reason="Reconciled", message=condition.message)
+    if condition.status == "False" and condition.reason in ("Reconciling", "PartitionsOffline"):
+        raise kopf.TemporaryError(condition.message, delay=2)
+
+
+def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Patches status only when it changed (ignoring transition times); True if it did."""
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamped = with_transition_times(new, old, now)
+    current = {k: v for k, v in old.items() if k != "kopf"}
+    if current == stamped:
+        return False
+    for key in set(current) - set(stamped):
+        patch.status[key] = None
+    for key, value in stamped.items():
+        patch.status[key] = value
+    return True
+
+
+@kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)
+def delete(
+    name: str,
+    namespace: str | None,
+    spec: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    status: Mapping[str, Any],
+    patch: kopf.Patch,
+    topic_owners: Any = None,
+    **_: Any,
+) -> None:
+    annotations = meta.get("annotations") or {}
+    if annotations.get(MANAGED) == "false":
+        return
+    try:
+        desired = desired_topic(name, spec)
+    except InvalidSpec:
+        return  # an invalid spec never created a topic
+    if desired.deletion_policy is DeletionPolicy.RETAIN:
+        log.info("Keeping topic %s: deletionPolicy is Retain", desired.name)
+        return
+    owner = _owner(desired.name, topic_owners)
+    if owner is not None and owner != (namespace or "", name):
+        return  # the topic belongs to another resource
+    zk = runtime().zk
+    if not zk.exists(znodes.topic_path(desired.name)):
+        return
+    marker = znodes.delete_topic_path(desired.name)
+    asked = status.get("deletion", {}).get("requested") if isinstance(status, Mapping) else None
+    if not zk.exists(marker):
+        if asked:
+            message = (
+                f"Topic '{desired.name}' is still there but its deletion marker is gone: the "
+                "controller runs with delete.topic.enable=false. Enable it, or release this "
+                f'resource with deletionPolicy: Retain or {MANAGED}: "false".'
+            )
+            _set_status(patch, status, topic_status(
+                desired.name, int(meta.get("generation") or 0),
+                Condition("False", "DeletionDisabled", message), None,
+            ) | {"deletion": {"requested": True}})  # fmt: skip
+            raise kopf.TemporaryError(message, delay=DELETION_RETRY * 6)
+        with contextlib.suppress(
+            TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException
+        ):
+            admin.delete_topic(zk, desired.name)
+    snapshot = read_cluster(zk, [desired.name])
+    if desired.name not in snapshot.topics:
+        return
+    blockers = snapshot.deletion_blockers(desired.name)
+    reason = "DeletionIneligible" if blockers else "DeletionInProgress"
+    message = (
+        f"Deletion of topic '{desired.name}' waits: {'; '.join(blockers)}"
+        if blockers
+        else f"Topic '{desired.name}' is being deleted"
+    )
+    new = topic_status(desired.name, int(meta.get("generation") or 0),
+                       Condition("False", reason, message), snapshot)  # fmt: skip
+    new["deletion"] = {**new.get("deletion", {}), "requested": True}
+    _set_status(patch, status, new)
+    raise kopf.TemporaryError(message, delay=DELETION_RETRY)
+
+
+__all__ = ["FINALIZER", "RUNTIME", "Runtime"]

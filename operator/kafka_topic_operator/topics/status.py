@@ -1,0 +1,141 @@
+"""A KafkaTopic's status, built from a reconcile step and a snapshot of the cluster (pure).
+
+The Ready condition says whether the topic is as declared and, if not, why; partition counts
+and a bounded per-partition table show what Kafka's state machines did. Replica states are read
+from the znodes (live broker: OnlineReplica; dead: OfflineReplica; while the topic is deleted:
+ReplicaDeletionStarted, or ReplicaDeletionIneligible on a dead broker), since the controller's
+own are in its memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
+from kafka_topic_operator.topics.plan import Plan
+
+PARTITION_TABLE_LIMIT = 50  # larger topics get counts only: status must stay small
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    status: str  # "True", "False", "Unknown"
+    reason: str
+    message: str
+
+
+def topic_status(
+    topic_name: str | None,
+    generation: int,
+    condition: Condition,
+    snapshot: ClusterSnapshot | None,
+) -> dict[str, Any]:
+    """The status without timestamps; `with_transition_times` adds them."""
+    status: dict[str, Any] = {
+        "observedGeneration": generation,
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": condition.status,
+                "reason": condition.reason,
+                "message": condition.message,
+                "observedGeneration": generation,
+            }
+        ],
+    }
+    if topic_name is not None:
+        status["topicName"] = topic_name
+    topic = snapshot.topics.get(topic_name) if snapshot and topic_name else None
+    if snapshot is not None and topic is not None:
+        status.update(_topic_fields(snapshot, topic))
+    return status
+
+
+def ready_condition(plan: Plan, snapshot: ClusterSnapshot | None, topic: str | None) -> Condition:
+    """Ready=True only when nothing is left to do and every partition is online."""
+    if plan.blocked is not None:
+        reason, message = plan.blocked
+        return Condition("False", reason.value, message)
+    if plan.actions:
+        names = ", ".join(type(a).__name__ for a in plan.actions)
+        return Condition("False", "Reconciling", f"Applied {names}; waiting for Kafka")
+    found = snapshot.topics.get(topic) if snapshot is not None and topic else None
+    if found is None:
+        return Condition("False", "Reconciling", "Waiting for the topic to appear")
+    live = snapshot.live_brokers if snapshot is not None else frozenset()
+    states = [p.status(live) for p in found.partitions.values()]
+    if found.being_reassigned:
+        return Condition(
+            "False",
+            "Reconciling",
+            f"Reassigning partitions {', '.join(map(str, found.being_reassigned))}",
+        )
+    if any(s is PartitionStatus.NEW for s in states):
+        return Condition("False", "Reconciling", "Waiting for the controller to bring "
+                         f"{states.count(PartitionStatus.NEW)} partitions online")  # fmt: skip
+    offline = states.count(PartitionStatus.OFFLINE)
+    if offline:
+        return Condition("False", "PartitionsOffline", f"{offline} partitions have no live leader")
+    return Condition("True", "Created", "The topic is as declared")
+
+
+def with_transition_times(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None, now: str
+) -> dict[str, Any]:
+    """Each condition keeps its lastTransitionTime unless its status changed."""
+    before = {c.get("type"): c for c in (old or {}).get("conditions") or []}
+    conditions = []
+    for condition in new.get("conditions") or []:
+        previous = before.get(condition["type"])
+        unchanged = previous is not None and previous.get("status") == condition["status"]
+        time = previous.get("lastTransitionTime") if unchanged and previous else None
+        conditions.append({**condition, "lastTransitionTime": time or now})
+    return {**new, "conditions": conditions}
+
+
+def _topic_fields(snapshot: ClusterSnapshot, topic: TopicSnapshot) -> dict[str, Any]:
+    live = snapshot.live_brokers
+    parts = [topic.partitions[p] for p in sorted(topic.partitions)]
+    fields: dict[str, Any] = {
+        "partitionCounts": {
+            "total": len(parts),
+            "online": sum(1 for p in parts if p.status(live) is PartitionStatus.ONLINE),
+            "offline": sum(1 for p in parts if p.status(live) is PartitionStatus.OFFLINE),
+            "underReplicated": sum(1 for p in parts if p.under_replicated()),
+        }
+    }
+    if topic.topic_id is not None:
+        fields["topicId"] = topic.topic_id
+    if len(parts) <= PARTITION_TABLE_LIMIT:
+        fields["partitions"] = [
+            {
+                "partition": p.partition,
+                "state": p.status(live).value + "Partition",
+                "leader": p.leader,
+                "isr": list(p.isr),
+                "replicas": [
+                    {"broker": r, "state": _replica_state(r in live, topic.marked_for_deletion)}
+                    for r in p.replicas
+                ],
+            }
+            for p in parts
+        ]
+    if topic.being_reassigned:
+        fields["replicasChange"] = {
+            "partitionsMoving": list(topic.being_reassigned),
+            "targets": {
+                str(p): list(topic.partitions[p].assignment.target_replicas)
+                for p in topic.being_reassigned
+            },
+        }
+    if topic.marked_for_deletion:
+        fields["deletion"] = {"waitingOn": snapshot.deletion_blockers(topic.name)}
+    return fields
+
+
+def _replica_state(alive: bool, deleting: bool) -> str:
+    if deleting:
+        return "ReplicaDeletionStarted" if alive else "ReplicaDeletionIneligible"
+    return "OnlineReplica" if alive else "OfflineReplica"

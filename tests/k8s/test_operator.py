@@ -1,0 +1,179 @@
+"""`kto run --embedded-controller` for real: kopf against the API emulator, a real ZooKeeper,
+the controller in the operator's process and dev brokers; KafkaTopics driven through the
+Kubernetes Python client as kubectl would drive them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kto_testing import eventually
+
+from kafka_topic_operator.apiserver import ApiServer
+from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import ZkClient
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
+
+ROOT = Path(__file__).resolve().parents[2]
+GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
+
+
+class Setup:
+    def __init__(self, api: ApiServer, zk: ZkClient, connect: str, root: Path) -> None:
+        from kubernetes import client, config
+
+        self.zk, self.connect, self.root = zk, connect, root
+        kubeconfig = api.write_kubeconfig(root / "kubeconfig")
+        config.load_kube_config(str(kubeconfig))
+        self.api = client.CustomObjectsApi()
+        self.ext = client.ApiextensionsV1Api()
+        self.kubeconfig = kubeconfig
+        self.brokers: dict[int, DevBroker] = {}
+
+    def start_broker(self, broker_id: int) -> None:
+        config = BrokerConfig(self.connect, broker_id, self.root / f"broker-{broker_id}",
+                              rack=f"rack-{broker_id}", session_timeout=4.0)  # fmt: skip
+        broker = DevBroker(config)
+        broker.start()
+        self.brokers[broker_id] = broker
+
+    def kill_broker(self, broker_id: int) -> None:
+        self.brokers.pop(broker_id).shutdown(controlled=False)
+
+    def apply(self, name: str, **spec: Any) -> None:
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaTopic",
+                "metadata": {"name": name}, "spec": spec}  # fmt: skip
+        self.api.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, body)
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            obj: dict[str, Any] = self.api.get_namespaced_custom_object(
+                GROUP, VERSION, "default", PLURAL, name
+            )
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+        return obj
+
+    def ready(self, name: str) -> dict[str, Any]:
+        def condition() -> dict[str, Any] | None:
+            obj = self.get(name)
+            status = (obj or {}).get("status") or {}
+            generation = (obj or {}).get("metadata", {}).get("generation")
+            for c in status.get("conditions") or []:
+                if (c["type"], c["status"]) == ("Ready", "True") and (
+                    status.get("observedGeneration") == generation
+                ):
+                    return obj
+            return None
+
+        return eventually(condition, f"KafkaTopic {name} Ready", timeout=60)
+
+    def condition(self, name: str) -> tuple[str, str, str] | None:
+        status = (self.get(name) or {}).get("status") or {}
+        for c in status.get("conditions") or []:
+            if c["type"] == "Ready":
+                return c["status"], c["reason"], c.get("message", "")
+        return None
+
+
+@pytest.fixture
+def setup(zk_chroot: str, tmp_path: Path) -> Iterator[Setup]:
+    zk = ZkClient(zk_chroot)
+    zk.start()
+    with ApiServer() as api:
+        s = Setup(api, zk, zk_chroot, tmp_path)
+        crd = yaml.safe_load((ROOT / "crds" / "kafkatopics.yaml").read_text())
+        s.ext.create_custom_resource_definition(crd)
+        for broker in (0, 1, 2):
+            s.start_broker(broker)
+        log = (tmp_path / "operator.log").open("w")
+        env = {**os.environ, "KUBECONFIG": str(s.kubeconfig)}
+        operator = subprocess.Popen(
+            [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", zk_chroot,
+             "--embedded-controller", "--liveness", "", "--session-timeout", "6"],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        try:
+            yield s
+        except BaseException:
+            print((tmp_path / "operator.log").read_text()[-20000:])
+            raise
+        finally:
+            operator.terminate()
+            operator.wait(30)
+            log.close()
+            for broker in list(s.brokers.values()):
+                broker.shutdown(controlled=False)
+            zk.stop()
+        print((tmp_path / "operator.log").read_text()[-20000:])
+
+
+def topic_partitions(zk: ZkClient, topic: str) -> dict[int, tuple[int, ...]]:
+    node = zk.get(znodes.topic_path(topic))
+    assert node is not None
+    return {p: a.replicas for p, a in znodes.decode_topic(node.path, node.data).partitions.items()}
+
+
+def test_a_topic_is_created_grown_and_deleted(setup: Setup) -> None:
+    setup.apply("orders", partitions=3, replicas=3, config={"retention.ms": 86400000})
+    obj = setup.ready("orders")
+    status = obj["status"]
+    assert status["topicName"] == "orders" and status["topicId"]
+    assert status["partitionCounts"] == {"total": 3, "online": 3, "offline": 0,
+                                         "underReplicated": 0}  # fmt: skip
+    assert [p["state"] for p in status["partitions"]] == ["OnlinePartition"] * 3
+    assert obj["metadata"]["finalizers"] == ["kto.dev/topic-deletion"]
+    assert len(topic_partitions(setup.zk, "orders")) == 3
+
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "orders", {"spec": {"partitions": 5}}
+    )
+    setup.ready("orders")
+    assert len(topic_partitions(setup.zk, "orders")) == 5
+
+    setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
+    eventually(lambda: setup.get("orders") is None, "the resource released", timeout=60)
+    assert not setup.zk.exists(znodes.topic_path("orders"))
+    assert not setup.zk.exists(znodes.topic_config_path("orders"))
+
+
+def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
+    setup.apply("bad", partitions=1, replicas=1, config={"retention.mss": 5})
+    eventually(lambda: setup.condition("bad"), "a Ready condition", timeout=60)
+    assert setup.condition("bad") == (
+        "False",
+        "InvalidSpec",
+        "spec.config: Unknown topic config name: retention.mss",
+    )
+    assert not setup.zk.exists(znodes.topic_path("bad"))
+
+
+def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Setup) -> None:
+    setup.apply("audit", replicaAssignment=[[2]])
+    setup.ready("audit")
+    setup.kill_broker(2)
+    setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "audit")
+
+    def ineligible() -> tuple[str, str, str] | None:
+        found = setup.condition("audit")
+        return found if found and found[1] == "DeletionIneligible" else None
+
+    status, _, message = eventually(ineligible, "DeletionIneligible", timeout=60)
+    assert status == "False"
+    assert "replicas on offline brokers 2" in message
+    assert setup.zk.exists(znodes.topic_path("audit"))
+    setup.start_broker(2)
+    eventually(lambda: setup.get("audit") is None, "the resource released", timeout=60)
+    assert not setup.zk.exists(znodes.topic_path("audit"))
