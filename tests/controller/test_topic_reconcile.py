@@ -6,7 +6,7 @@ from __future__ import annotations
 from kto_testing import eventually
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.topics.plan import CreateTopic, Reason
+from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason
 from kafka_topic_operator.topics.reconcile import reconcile_topic
 from kafka_topic_operator.zk import znodes
 
@@ -34,17 +34,17 @@ def test_create_grow_configure_and_raise_the_replication_factor(cluster: Cluster
     assert isinstance(step.plan.actions[0], CreateTopic)
     cluster.wait_online("orders", 3)
     assert config(cluster, "orders") == {"retention.ms": "60000"}
-    assert reconcile_topic(cluster.zk, "orders", spec).plan.actions == ()  # converged
+    assert reconcile_topic(cluster.zk, "orders", spec, managed_topic="orders").plan.actions == ()
 
     grown = {**spec, "partitions": 5, "config": {"retention.ms": 1000, "cleanup.policy": "compact"}}
-    reconcile_topic(cluster.zk, "orders", grown)
+    reconcile_topic(cluster.zk, "orders", grown, managed_topic="orders")
     cluster.wait_online("orders", 5)
     assert config(cluster, "orders") == {"retention.ms": "1000", "cleanup.policy": "compact"}
     changes = cluster.zk.children(znodes.CONFIG_CHANGES_PATH) or []
     assert changes and all(c.startswith(znodes.CONFIG_CHANGE_PREFIX) for c in changes)
 
     raised = {**grown, "replicas": 3}
-    reconcile_topic(cluster.zk, "orders", raised)
+    reconcile_topic(cluster.zk, "orders", raised, managed_topic="orders")
     eventually(
         lambda: (
             all(len(r) == 3 for r in assignment(cluster, "orders").values())
@@ -54,7 +54,16 @@ def test_create_grow_configure_and_raise_the_replication_factor(cluster: Cluster
     )
     for p in range(5):
         cluster.wait_state(TopicPartition("orders", p), lambda lai: len(lai.isr) == 3)
-    assert reconcile_topic(cluster.zk, "orders", raised).plan.actions == ()
+    assert reconcile_topic(cluster.zk, "orders", raised, managed_topic="orders").plan.actions == ()
+    # Another resource naming the same existing topic with another spec adopts nothing.
+    other = reconcile_topic(cluster.zk, "orders", {"partitions": 7, "replicas": 3})
+    assert other.plan.blocked == (
+        Reason.CONFLICT,
+        "Topic 'orders' already exists and differs from this spec: partitions 5 (spec: 7); "
+        "config cleanup.policy=compact (spec: (default)); config retention.ms=1000 (spec: "
+        "(default)). Change the spec to match to adopt it.",
+    )
+    assert reconcile_topic(cluster.zk, "orders", raised).plan == Plan()  # matches: adopted
 
 
 def test_refusals_write_nothing(cluster: Cluster) -> None:

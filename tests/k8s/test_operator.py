@@ -48,9 +48,10 @@ class Setup:
     def kill_broker(self, broker_id: int) -> None:
         self.brokers.pop(broker_id).shutdown(controlled=False)
 
-    def apply(self, name: str, **spec: Any) -> None:
+    def apply(self, name: str, annotations: dict[str, str] | None = None, **spec: Any) -> None:
+        metadata: dict[str, Any] = {"name": name, "annotations": annotations or {}}
         body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaTopic",
-                "metadata": {"name": name}, "spec": spec}  # fmt: skip
+                "metadata": metadata, "spec": spec}  # fmt: skip
         self.api.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, body)
 
     def get(self, name: str) -> dict[str, Any] | None:
@@ -177,3 +178,68 @@ def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Se
     setup.start_broker(2)
     eventually(lambda: setup.get("audit") is None, "the resource released", timeout=60)
     assert not setup.zk.exists(znodes.topic_path("audit"))
+
+
+def reason_is(setup: Setup, name: str, reason: str) -> Any:
+    def check() -> tuple[str, str, str] | None:
+        found = setup.condition(name)
+        return found if found and found[1] == reason else None
+
+    return eventually(check, f"{name} with reason {reason}", timeout=60)
+
+
+def test_two_resources_for_one_topic_the_oldest_wins(setup: Setup) -> None:
+    setup.apply("first", topicName="shared", partitions=1, replicas=1)
+    setup.ready("first")
+    setup.apply("second", topicName="shared", partitions=1, replicas=1)
+    _, _, message = reason_is(setup, "second", "Conflict")
+    assert message == "Topic 'shared' is already managed by KafkaTopic default/first"
+    # Deleting the loser leaves the topic alone.
+    setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "second")
+    eventually(lambda: setup.get("second") is None, "the loser released", timeout=60)
+    assert setup.zk.exists(znodes.topic_path("shared"))
+
+
+def test_retain_and_unmanaged_resources_release_without_deleting(setup: Setup) -> None:
+    setup.apply("kept", partitions=1, replicas=1, deletionPolicy="Retain")
+    setup.ready("kept")
+    setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "kept")
+    eventually(lambda: setup.get("kept") is None, "the Retain resource released", timeout=60)
+    assert setup.zk.exists(znodes.topic_path("kept"))
+
+    setup.apply("left", annotations={"kto.dev/managed": "false"}, partitions=1, replicas=1)
+    reason_is(setup, "left", "Unmanaged")
+    assert not setup.zk.exists(znodes.topic_path("left"))
+
+
+def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
+    setup.apply("later", annotations={"kto.dev/pause-reconciliation": "true"}, partitions=1,
+                replicas=1)  # fmt: skip
+    reason_is(setup, "later", "ReconciliationPaused")
+    assert not setup.zk.exists(znodes.topic_path("later"))
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "later",
+        {"metadata": {"annotations": {"kto.dev/pause-reconciliation": None}},
+         "spec": {"partitions": 2}},
+    )  # fmt: skip
+    setup.ready("later")
+    assert len(topic_partitions(setup.zk, "later")) == 2
+
+
+def test_an_existing_topic_is_adopted_only_as_it_is(setup: Setup) -> None:
+    from kafka_topic_operator.zk import admin
+
+    admin.create_topic_with_assignment(setup.zk, "legacy", {0: [0, 1], 1: [1, 2]},
+                                       {"retention.ms": "1000"})  # fmt: skip
+    setup.apply("legacy", partitions=2, replicas=3)
+    _, _, message = reason_is(setup, "legacy", "Conflict")
+    assert message == (
+        "Topic 'legacy' already exists and differs from this spec: replicas 2 (spec: 3); config "
+        "retention.ms=1000 (spec: (default)). Change the spec to match to adopt it."
+    )
+    assert topic_partitions(setup.zk, "legacy") == {0: (0, 1), 1: (1, 2)}  # untouched
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "legacy",
+        {"spec": {"replicas": 2, "config": {"retention.ms": 1000}}},
+    )  # fmt: skip
+    assert setup.ready("legacy")["status"]["topicName"] == "legacy"

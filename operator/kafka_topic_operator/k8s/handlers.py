@@ -145,11 +145,13 @@ def _reconcile(
             topic_status(topic, generation, Condition("False", "Conflict", message), None),
         )
         return  # fmt: skip
-    step = reconcile_topic(zk, name, spec)
-    topic_name = step.desired.name if step.desired else None
+    step = reconcile_topic(zk, name, spec, managed_topic=status.get("topicName"))
+    # Only a topic this resource manages (created, or adopted as it was) goes into status:
+    # status.topicName is what later passes treat as theirs.
+    topic_name = step.desired.name if step.desired and step.plan.blocked is None else None
     snapshot = read_cluster(zk, [topic_name]) if topic_name else None
     condition = ready_condition(step.plan, snapshot, topic_name)
-    new = topic_status(topic_name, generation, condition, snapshot)
+    new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
     if _set_status(patch, status, new) and step.plan.actions:
         kopf.info(body, reason="Reconciled", message=condition.message)
     if condition.status == "False" and condition.reason in ("Reconciling", "PartitionsOffline"):

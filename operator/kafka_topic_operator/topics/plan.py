@@ -104,10 +104,23 @@ def plan(
     actual: ActualTopic | None,
     cluster: Cluster,
     rng: RandomSource | None = None,
+    adopting: bool = False,
 ) -> Plan:
-    """The writes that bring `actual` (None: no such topic) to `desired`."""
+    """The writes that bring `actual` (None: no such topic) to `desired`. `adopting`: the
+    topic exists but this resource never managed it; it is taken over only if it already is as
+    declared, otherwise nothing is written and the differences are explained."""
     if actual is None:
         return _plan_create(desired, cluster, rng)
+    if adopting:
+        differences = adoption_differences(desired, actual)
+        if differences:
+            return Plan(
+                blocked=(
+                    Reason.CONFLICT,
+                    f"Topic '{desired.name}' already exists and differs from this spec: "
+                    f"{'; '.join(differences)}. Change the spec to match to adopt it.",
+                )
+            )
     if actual.marked_for_deletion:
         return Plan(
             blocked=(
@@ -117,6 +130,26 @@ def plan(
             )
         )
     return _plan_update(desired, actual, cluster, rng)
+
+
+def adoption_differences(desired: DesiredTopic, actual: ActualTopic) -> list[str]:
+    """How an existing topic differs from a spec, in the spec's terms."""
+    differences = []
+    rows = {p: a.replicas for p, a in actual.partitions.items()}
+    if len(rows) != desired.partitions:
+        differences.append(f"partitions {len(rows)} (spec: {desired.partitions})")
+    rf = {len(r) for r in rows.values()}
+    if rf != {desired.replication_factor}:
+        shown = ", ".join(map(str, sorted(rf)))
+        differences.append(f"replicas {shown} (spec: {desired.replication_factor})")
+    if desired.assignment is not None and dict(desired.assignment) != rows:
+        differences.append("replica placement differs from replicaAssignment")
+    for key in sorted(set(actual.config) | set(desired.config)):
+        have, want = actual.config.get(key), desired.config.get(key)
+        if have != want:
+            differences.append(f"config {key}={have if have is not None else '(default)'} "
+                               f"(spec: {want if want is not None else '(default)'})")  # fmt: skip
+    return differences
 
 
 def _plan_create(desired: DesiredTopic, cluster: Cluster, rng: RandomSource | None) -> Plan:

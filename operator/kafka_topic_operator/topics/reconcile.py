@@ -24,9 +24,14 @@ class Step:
 
 
 def reconcile_topic(
-    zk: ZkClient, resource_name: str, spec: Mapping[str, Any], rng: RandomSource | None = None
+    zk: ZkClient,
+    resource_name: str,
+    spec: Mapping[str, Any],
+    rng: RandomSource | None = None,
+    managed_topic: str | None = None,
 ) -> Step:
-    """Writes what the plan says, unless it is blocked; an invalid spec writes nothing."""
+    """`managed_topic`: the topic this resource already manages (from its status); any other
+    existing topic is adopted only if it matches the spec."""
     try:
         desired = desired_topic(resource_name, spec)
     except InvalidSpec as e:
@@ -38,6 +43,7 @@ def reconcile_topic(
         actual_topic(snapshot, desired.name),
         cluster_for_planning(snapshot, all_topics),
         rng,
+        adopting=managed_topic != desired.name,
     )
     if step.blocked is None:
         apply_actions(zk, desired.name, step.actions)
