@@ -1,0 +1,107 @@
+"""Status built from a plan and a snapshot: the Ready condition's reasons, partition counts, the
+bounded partition table with replica states, and transition times kept while nothing changes."""
+
+from __future__ import annotations
+
+from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
+from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason
+from kafka_topic_operator.topics.status import (
+    PARTITION_TABLE_LIMIT,
+    Condition,
+    ready_condition,
+    topic_status,
+    with_transition_times,
+)
+from kafka_topic_operator.zk.znodes import BrokerInfo
+
+
+def broker(b: int) -> BrokerInfo:
+    return BrokerInfo(id=b, endpoints=(), rack=None, jmx_port=-1, timestamp=0)
+
+
+def snapshot(*rows: tuple[tuple[int, ...], int | None], live: tuple[int, ...] = (0, 1, 2),
+             deleting: bool = False, adding: tuple[int, ...] = ()) -> ClusterSnapshot:  # fmt: skip
+    partitions = {}
+    for p, (replicas, leader) in enumerate(rows):
+        state = None
+        if leader is not None:
+            isr = tuple(r for r in replicas if r in live) or replicas[:1]
+            state = LeaderIsrAndControllerEpoch(LeaderAndIsr(leader, isr), 1)
+        assignment = ReplicaAssignment((*replicas, *adding), adding) if adding else (
+            ReplicaAssignment(replicas))  # fmt: skip
+        partitions[p] = PartitionSnapshot(p, assignment, state)
+    topic = TopicSnapshot("t", "id-t", partitions, marked_for_deletion=deleting)
+    return ClusterSnapshot(
+        brokers={b: broker(b) for b in live},
+        topics={"t": topic},
+        controller_id=0,
+        deletion_markers=frozenset({"t"}) if deleting else frozenset(),
+    )
+
+
+def test_ready_when_everything_is_online() -> None:
+    cluster = snapshot(((0, 1), 0), ((1, 2), 1))
+    condition = ready_condition(Plan(), cluster, "t")
+    assert condition == Condition("True", "Created", "The topic is as declared")
+    status = topic_status("t", 4, condition, cluster)
+    assert status["observedGeneration"] == 4 and status["topicId"] == "id-t"
+    assert status["partitionCounts"] == {"total": 2, "online": 2, "offline": 0,
+                                         "underReplicated": 0}  # fmt: skip
+    assert status["partitions"][0] == {
+        "partition": 0,
+        "state": "OnlinePartition",
+        "leader": 0,
+        "isr": [0, 1],
+        "replicas": [{"broker": 0, "state": "OnlineReplica"},
+                     {"broker": 1, "state": "OnlineReplica"}],
+    }  # fmt: skip
+
+
+def test_reasons_while_not_ready() -> None:
+    blocked = Plan(blocked=(Reason.CONFLICT, "taken"))
+    assert ready_condition(blocked, None, "t") == Condition("False", "Conflict", "taken")
+    applied = Plan(actions=(CreateTopic({0: (0,)}, {}),))
+    assert ready_condition(applied, None, "t") == Condition(
+        "False", "Reconciling", "Applied CreateTopic; waiting for Kafka"
+    )
+    new = snapshot(((0,), None))
+    assert ready_condition(Plan(), new, "t").message == (
+        "Waiting for the controller to bring 1 partitions online"
+    )
+    dead = snapshot(((2,), 2), live=(0, 1))
+    assert ready_condition(Plan(), dead, "t") == Condition(
+        "False", "PartitionsOffline", "1 partitions have no live leader"
+    )
+    moving = snapshot(((0, 1), 0), adding=(2,))
+    assert ready_condition(Plan(), moving, "t").message == "Reassigning partitions 0"
+
+
+def test_replica_states_during_deletion_and_the_reasons_it_waits() -> None:
+    cluster = snapshot(((0, 2), 0), live=(0, 1), deleting=True)
+    status = topic_status("t", 1, Condition("False", "DeletionIneligible", "x"), cluster)
+    assert [r["state"] for r in status["partitions"][0]["replicas"]] == [
+        "ReplicaDeletionStarted",
+        "ReplicaDeletionIneligible",
+    ]
+    assert status["deletion"] == {
+        "waitingOn": ["replicas on offline brokers 2 (deletion resumes when they return)"]
+    }
+
+
+def test_large_topics_get_counts_but_no_table() -> None:
+    rows = [((0,), 0)] * (PARTITION_TABLE_LIMIT + 1)
+    status = topic_status("t", 1, Condition("True", "Created", ""), snapshot(*rows))
+    assert "partitions" not in status
+    assert status["partitionCounts"]["total"] == PARTITION_TABLE_LIMIT + 1
+
+
+def test_transition_times_move_only_when_the_status_changes() -> None:
+    ready = topic_status("t", 1, Condition("True", "Created", "ok"), None)
+    first = with_transition_times(ready, None, "2026-01-01T00:00:00Z")
+    again = with_transition_times(ready, first, "2026-01-02T00:00:00Z")
+    assert again == first  # nothing to patch
+    broken = topic_status("t", 2, Condition("False", "PartitionsOffline", "x"), None)
+    later = with_transition_times(broken, first, "2026-01-03T00:00:00Z")
+    assert later["conditions"][0]["lastTransitionTime"] == "2026-01-03T00:00:00Z"
