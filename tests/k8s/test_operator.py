@@ -4,6 +4,7 @@ Kubernetes Python client as kubectl would drive them."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -89,28 +90,25 @@ class Setup:
         return None
 
 
-@pytest.fixture
-def setup(zk_chroot: str, tmp_path: Path) -> Iterator[Setup]:
-    zk = ZkClient(zk_chroot)
+@contextlib.contextmanager
+def running(connect: str, root: Path, *extra: str) -> Iterator[Setup]:
+    zk = ZkClient(connect)
     zk.start()
     with ApiServer() as api:
-        s = Setup(api, zk, zk_chroot, tmp_path)
+        s = Setup(api, zk, connect, root)
         crd = yaml.safe_load((ROOT / "crds" / "kafkatopics.yaml").read_text())
         s.ext.create_custom_resource_definition(crd)
         for broker in (0, 1, 2):
             s.start_broker(broker)
-        log = (tmp_path / "operator.log").open("w")
+        log = (root / "operator.log").open("w")
         env = {**os.environ, "KUBECONFIG": str(s.kubeconfig)}
         operator = subprocess.Popen(
-            [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", zk_chroot,
-             "--embedded-controller", "--liveness", "", "--session-timeout", "6"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
+            [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
+             "--embedded-controller", "--liveness", "", "--session-timeout", "6", *extra],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
         )  # fmt: skip
         try:
             yield s
-        except BaseException:
-            print((tmp_path / "operator.log").read_text()[-20000:])
-            raise
         finally:
             operator.terminate()
             operator.wait(30)
@@ -118,7 +116,13 @@ def setup(zk_chroot: str, tmp_path: Path) -> Iterator[Setup]:
             for broker in list(s.brokers.values()):
                 broker.shutdown(controlled=False)
             zk.stop()
-        print((tmp_path / "operator.log").read_text()[-20000:])
+            print((root / "operator.log").read_text()[-20000:])  # shown when a test fails
+
+
+@pytest.fixture
+def setup(zk_chroot: str, tmp_path: Path) -> Iterator[Setup]:
+    with running(zk_chroot, tmp_path) as s:
+        yield s
 
 
 def topic_partitions(zk: ZkClient, topic: str) -> dict[int, tuple[int, ...]]:
@@ -243,3 +247,23 @@ def test_an_existing_topic_is_adopted_only_as_it_is(setup: Setup) -> None:
         {"spec": {"replicas": 2, "config": {"retention.ms": 1000}}},
     )  # fmt: skip
     assert setup.ready("legacy")["status"]["topicName"] == "legacy"
+
+
+def test_zookeeper_down_is_reported_and_recovered_from(tmp_path: Path) -> None:
+    from kafka_topic_operator.zk.server import ZooKeeperServer
+
+    with (
+        ZooKeeperServer(tmp_path / "zk") as server,
+        running(server.connect_string, tmp_path, "--zookeeper-retry-seconds", "2") as setup,
+    ):
+        setup.apply("before", partitions=1, replicas=1)
+        setup.ready("before")
+        server.stop()
+        try:
+            setup.apply("during", partitions=1, replicas=1)
+            _, _, message = reason_is(setup, "during", "ZooKeeperUnavailable")
+            assert message == f"ZooKeeper at {server.connect_string} did not answer within 2.0 s"
+        finally:
+            server.start()
+        setup.ready("during")
+        assert setup.zk.exists(znodes.topic_path("during"))

@@ -73,6 +73,13 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         help="kopf peering name: replicas elect one active operator (default: standalone)",
     )
     parser.add_argument("--session-timeout", type=positive_float, default=18.0, metavar="SECONDS")
+    parser.add_argument(
+        "--zookeeper-retry-seconds",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a reconcile waits for ZooKeeper before reporting ZooKeeperUnavailable",
+    )
     parser.add_argument("--zookeeper-digest-file", type=Path, metavar="FILE")
     parser.add_argument("--zookeeper-set-acl", action="store_true")
     parser.add_argument(
@@ -100,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             session_timeout=args.session_timeout,
             credentials=credentials,
             secure_acls=args.zookeeper_set_acl,
+            retry_deadline=args.zookeeper_retry_seconds,
         )
         try:
             zk.start(timeout=args.session_timeout)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from kafka_topic_operator.topics.status import (
     with_transition_times,
 )
 from kafka_topic_operator.zk import admin, znodes
-from kafka_topic_operator.zk.client import ZkClient
+from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
@@ -39,6 +39,7 @@ PAUSE = "kto.dev/pause-reconciliation"
 MANAGED = "kto.dev/managed"
 DRIFT_INTERVAL = 60.0
 DELETION_RETRY = 5.0
+ZOOKEEPER_RETRY = 10.0
 
 log = logging.getLogger(__name__)
 
@@ -100,12 +101,26 @@ def _owner(topic: str, index: Any) -> tuple[str, str] | None:
 @kopf.on.create(GROUP, VERSION, PLURAL, when=_selected)
 @kopf.on.update(GROUP, VERSION, PLURAL, field="spec", when=_selected)
 def reconcile(**kwargs: Any) -> None:
-    _reconcile(**kwargs)
+    _guarded(_reconcile, **kwargs)
 
 
 @kopf.timer(GROUP, VERSION, PLURAL, interval=DRIFT_INTERVAL, idle=DRIFT_INTERVAL, when=_selected)
 def drift(**kwargs: Any) -> None:
-    _reconcile(**kwargs)
+    _guarded(_reconcile, **kwargs)
+
+
+def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
+    """ZooKeeper out of reach: say so in status and retry later, instead of hanging."""
+    try:
+        handler(**kwargs)
+    except ZkConnectionError as e:
+        status = kwargs["status"]
+        meta = kwargs["meta"]
+        _set_status(kwargs["patch"], status, topic_status(
+            status.get("topicName"), int(meta.get("generation") or 0),
+            Condition("Unknown", "ZooKeeperUnavailable", str(e)), None,
+        ) | ({"deletion": status["deletion"]} if "deletion" in status else {}))  # fmt: skip
+        raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
 
 
 def _reconcile(
@@ -173,7 +188,11 @@ def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)
-def delete(
+def delete(**kwargs: Any) -> None:
+    _guarded(_delete, **kwargs)
+
+
+def _delete(
     name: str,
     namespace: str | None,
     spec: Mapping[str, Any],

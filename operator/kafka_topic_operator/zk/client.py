@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
     BadVersionError,
+    ConnectionLoss,
     KazooException,
     NoAuthError,
     NodeExistsError,
@@ -32,7 +34,7 @@ from kazoo.protocol.serialization import Create as _Create
 from kazoo.protocol.serialization import Delete as _Delete
 from kazoo.protocol.serialization import SetData as _SetData
 from kazoo.protocol.serialization import Transaction as _Transaction
-from kazoo.retry import KazooRetry
+from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
 from kafka_topic_operator.kafka.errors import ControllerMovedException
@@ -175,7 +177,10 @@ class ZkClient:
         session_timeout: float = 10.0,
         credentials: DigestCredentials | None = None,
         secure_acls: bool = False,
+        retry_deadline: float | None = None,
     ) -> None:
+        """`retry_deadline`: give up on an operation (ZkConnectionError) after retrying a lost
+        connection this long; None retries until the connection is back."""
         auth = [("digest", f"{credentials.user}:{credentials.password}")] if credentials else None
         acl = None
         if secure_acls:
@@ -189,7 +194,9 @@ class ZkClient:
         # An expired session is retried too, on the new session kazoo opens: whoever depends on
         # the old one (the controller, a broker's registration) learns of it from the state
         # listener, and a controller's writes stay fenced by the epoch.
-        self._retry = KazooRetry(max_tries=-1, delay=0.05, max_delay=2.0, ignore_expire=True)
+        self._retry = KazooRetry(
+            max_tries=-1, delay=0.05, max_delay=2.0, ignore_expire=True, deadline=retry_deadline
+        )
         self._kazoo: Any = KazooClient(
             hosts=hosts,
             timeout=session_timeout,
@@ -255,6 +262,7 @@ class ZkClient:
         """Pipelined reads: every request is sent before the first answer is awaited. Without a
         watch they go as multiRead batches (ZooKeeper 3.6+), one request per batch."""
         paths = list(paths)
+        self._require_connection()
         if watch is None and self._multi_read_supported:
             try:
                 return self._multi_read(paths)
@@ -304,6 +312,7 @@ class ZkClient:
 
     def children_many(self, paths: Iterable[str]) -> list[list[str] | None]:
         paths = list(paths)
+        self._require_connection()
         pending = [(p, self._kazoo.get_children_async(p)) for p in paths]
         out: list[list[str] | None] = []
         for path, result in pending:
@@ -372,6 +381,7 @@ class ZkClient:
         ControllerMovedException if the epoch moved. A batch whose answer was lost with the
         connection is retried synchronously, so its ops must tolerate having been applied."""
         prefix: list[Op] = [Check(fence.path, fence.epoch_zk_version)] if fence else []
+        self._require_connection()
         pending = []
         for ops in batches:
             all_ops = [*prefix, *ops]
@@ -429,7 +439,39 @@ class ZkClient:
     # ---- plumbing ---------------------------------------------------------------------------
 
     def _call(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return self._retry(func, *args, **kwargs)
+        # A copy per call: KazooRetry keeps its attempt count and deadline in the instance, and
+        # callers (kopf's handler threads) share this client.
+        retry = self._retry.copy()
+        if retry.deadline is None:
+            return retry(func, *args, **kwargs)
+
+        def attempt() -> Any:
+            # kazoo queues a request made while disconnected until the connection is back: with
+            # a deadline, fail fast instead (ConnectionLoss is retried until the deadline).
+            if not self._kazoo.connected:
+                raise ConnectionLoss()
+            return func(*args, **kwargs)
+
+        try:
+            return retry(attempt)
+        except RetryFailedError as e:
+            raise self._unreachable() from e
+
+    def _unreachable(self) -> ZkConnectionError:
+        return ZkConnectionError(
+            f"ZooKeeper at {self.hosts} did not answer within {self._retry.deadline} s"
+        )
+
+    def _require_connection(self) -> None:
+        """With a retry deadline, wait for the connection at most that long (pipelined reads
+        and transactions would otherwise wait in kazoo's queue until it returns)."""
+        if self._retry.deadline is None or self._kazoo.connected:
+            return
+        deadline = time.monotonic() + self._retry.deadline
+        while not self._kazoo.connected:
+            if time.monotonic() > deadline:
+                raise self._unreachable()
+            time.sleep(0.05)
 
     @property
     def raw(self) -> Any:
