@@ -9,6 +9,7 @@ import time
 import bench_apiserver
 import bench_assignment
 import bench_controller
+import bench_operator
 
 
 def main() -> None:
@@ -20,6 +21,7 @@ def main() -> None:
     bench_assignment.main()
     bench_apiserver.main()
     bench_controller.main()
+    bench_operator.main()
 
 
 if __name__ == "__main__":
