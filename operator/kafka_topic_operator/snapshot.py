@@ -84,6 +84,8 @@ class ClusterSnapshot:
     pending_reassignments: Mapping[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
     deletion_markers: frozenset[str] = frozenset()
     problems: tuple[str, ...] = ()
+    topic_names: frozenset[str] = frozenset()
+    """Every topic in the cluster, also those the snapshot was not asked to read."""
     """Znodes that could not be read (malformed JSON written by someone else), with their paths."""
 
     @property

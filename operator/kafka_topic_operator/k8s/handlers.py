@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,8 @@ from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
 )
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.topics.plan import AddPartitions, CreateTopic
 from kafka_topic_operator.topics.reconcile import reconcile_topic
 from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
 from kafka_topic_operator.topics.status import (
@@ -40,6 +43,7 @@ MANAGED = "kto.dev/managed"
 DRIFT_INTERVAL = 60.0
 DELETION_RETRY = 5.0
 ZOOKEEPER_RETRY = 10.0
+CREATION_WAIT = 1.0
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +79,8 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         prefix="kto.dev", key="last-handled-configuration"
     )
     settings.posting.level = logging.WARNING
+    # Handlers wait on ZooKeeper most of the time: more of them in flight than kopf's default.
+    settings.execution.max_workers = 32
 
 
 @kopf.on.probe(id="zookeeper")
@@ -164,13 +170,31 @@ def _reconcile(
     # Only a topic this resource manages (created, or adopted as it was) goes into status:
     # status.topicName is what later passes treat as theirs.
     topic_name = step.desired.name if step.desired and step.plan.blocked is None else None
+    if (
+        topic_name
+        and step.desired
+        and any(isinstance(a, CreateTopic | AddPartitions) for a in step.plan.actions)
+    ):
+        # The controller creates partition states in order: wait (a little) for the last one,
+        # so a new topic is usually Ready after one pass instead of a retry.
+        last = TopicPartition(topic_name, step.desired.partitions - 1)
+        wait_for_znode(zk, znodes.topic_partition_state_path(last), CREATION_WAIT)
     snapshot = read_cluster(zk, [topic_name]) if topic_name else None
-    condition = ready_condition(step.plan, snapshot, topic_name)
+    condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
     if _set_status(patch, status, new) and step.plan.actions:
         kopf.info(body, reason="Reconciled", message=condition.message)
     if condition.status == "False" and condition.reason in ("Reconciling", "PartitionsOffline"):
-        raise kopf.TemporaryError(condition.message, delay=2)
+        raise kopf.TemporaryError(condition.message, delay=1)
+
+
+def wait_for_znode(zk: ZkClient, path: str, timeout: float) -> bool:
+    """Until `path` exists (watched, not polled), at most `timeout` seconds."""
+    appeared = threading.Event()
+    if zk.exists(path, watch=lambda _event: appeared.set()):
+        return True
+    appeared.wait(timeout)
+    return zk.exists(path)
 
 
 def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:

@@ -12,7 +12,6 @@ from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.plan import Plan, Reason, plan
 from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
-from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
@@ -37,11 +36,10 @@ def reconcile_topic(
     except InvalidSpec as e:
         return Step(None, Plan(blocked=(Reason.INVALID_SPEC, str(e))))
     snapshot = read_cluster(zk, [desired.name])
-    all_topics = zk.children(znodes.TOPICS_PATH) or []
     step = plan(
         desired,
         actual_topic(snapshot, desired.name),
-        cluster_for_planning(snapshot, all_topics),
+        cluster_for_planning(snapshot, snapshot.topic_names),
         rng,
         adopting=managed_topic != desired.name,
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
 from kafka_topic_operator.topics.plan import Plan
+from kafka_topic_operator.topics.spec import DesiredTopic
 
 PARTITION_TABLE_LIMIT = 50  # larger topics get counts only: status must stay small
 
@@ -53,17 +54,22 @@ def topic_status(
     return status
 
 
-def ready_condition(plan: Plan, snapshot: ClusterSnapshot | None, topic: str | None) -> Condition:
-    """Ready=True only when nothing is left to do and every partition is online."""
+def ready_condition(
+    plan: Plan,
+    snapshot: ClusterSnapshot | None,
+    topic: str | None,
+    desired: DesiredTopic | None = None,
+) -> Condition:
+    """Ready=True only when the topic is as `desired` says and every partition is online."""
     if plan.blocked is not None:
         reason, message = plan.blocked
         return Condition("False", reason.value, message)
-    if plan.actions:
-        names = ", ".join(type(a).__name__ for a in plan.actions)
-        return Condition("False", "Reconciling", f"Applied {names}; waiting for Kafka")
+    applied = ", ".join(type(a).__name__ for a in plan.actions)
+    waiting = f"Applied {applied}; waiting for Kafka" if applied else "Waiting for Kafka"
     found = snapshot.topics.get(topic) if snapshot is not None and topic else None
     if found is None:
-        return Condition("False", "Reconciling", "Waiting for the topic to appear")
+        return Condition("False", "Reconciling", waiting if applied else
+                         "Waiting for the topic to appear")  # fmt: skip
     live = snapshot.live_brokers if snapshot is not None else frozenset()
     states = [p.status(live) for p in found.partitions.values()]
     if found.being_reassigned:
@@ -72,6 +78,12 @@ def ready_condition(plan: Plan, snapshot: ClusterSnapshot | None, topic: str | N
             "Reconciling",
             f"Reassigning partitions {', '.join(map(str, found.being_reassigned))}",
         )
+    if desired is not None and (
+        len(found.partitions) != desired.partitions
+        or found.replication_factor != desired.replication_factor
+        or dict(found.config) != dict(desired.config)
+    ):
+        return Condition("False", "Reconciling", waiting)
     if any(s is PartitionStatus.NEW for s in states):
         return Condition("False", "Reconciling", "Waiting for the controller to bring "
                          f"{states.count(PartitionStatus.NEW)} partitions online")  # fmt: skip

@@ -34,8 +34,10 @@ def read_cluster(zk: ZkClient, topics: Iterable[str] | None = None) -> ClusterSn
     wanted = sorted(all_topics if topics is None else set(topics) & set(all_topics))
     markers = frozenset(zk.children(znodes.DELETE_TOPICS_PATH) or [])
 
-    topic_nodes = zk.get_many(znodes.topic_path(t) for t in wanted)
-    config_nodes = zk.get_many(znodes.topic_config_path(t) for t in wanted)
+    nodes = zk.get_many(
+        [*(znodes.topic_path(t) for t in wanted), *(znodes.topic_config_path(t) for t in wanted)]
+    )
+    topic_nodes, config_nodes = nodes[: len(wanted)], nodes[len(wanted) :]
     decoded: dict[str, znodes.TopicZNodeData] = {}
     for topic, node in zip(wanted, topic_nodes, strict=True):
         if node is None:
@@ -111,4 +113,5 @@ def read_cluster(zk: ZkClient, topics: Iterable[str] | None = None) -> ClusterSn
         pending_reassignments=reassignments,
         deletion_markers=markers,
         problems=tuple(problems),
+        topic_names=frozenset(all_topics),
     )
