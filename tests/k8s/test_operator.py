@@ -8,7 +8,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ class Setup:
         self.ext = client.ApiextensionsV1Api()
         self.kubeconfig = kubeconfig
         self.brokers: dict[int, DevBroker] = {}
+        self.operator: subprocess.Popen[bytes]
+        self.restart_operator: Callable[[], subprocess.Popen[bytes]]
 
     def start_broker(self, broker_id: int) -> None:
         config = BrokerConfig(self.connect, broker_id, self.root / f"broker-{broker_id}",
@@ -100,18 +102,23 @@ def running(connect: str, root: Path, *extra: str) -> Iterator[Setup]:
         s.ext.create_custom_resource_definition(crd)
         for broker in (0, 1, 2):
             s.start_broker(broker)
-        log = (root / "operator.log").open("w")
+        log = (root / "operator.log").open("a")
         env = {**os.environ, "KUBECONFIG": str(s.kubeconfig)}
-        operator = subprocess.Popen(
-            [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
-             "--embedded-controller", "--liveness", "", "--session-timeout", "6", *extra],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
-        )  # fmt: skip
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
+                 "--embedded-controller", "--liveness", "", "--session-timeout", "6", *extra],
+                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
+            )  # fmt: skip
+
+        s.operator = start()
+        s.restart_operator = start
         try:
             yield s
         finally:
-            operator.terminate()
-            operator.wait(30)
+            s.operator.terminate()
+            s.operator.wait(30)
             log.close()
             for broker in list(s.brokers.values()):
                 broker.shutdown(controlled=False)
@@ -267,3 +274,35 @@ def test_zookeeper_down_is_reported_and_recovered_from(tmp_path: Path) -> None:
             server.start()
         setup.ready("during")
         assert setup.zk.exists(znodes.topic_path("during"))
+
+
+def test_kill_9_during_bulk_creation_and_deletion_converges(setup: Setup) -> None:
+    names = [f"bulk-{i}" for i in range(150)]
+    for name in names:
+        setup.apply(name, partitions=2, replicas=2)
+    eventually(lambda: len(setup.zk.children(znodes.TOPICS_PATH) or []) >= 20,
+               "some topics written", timeout=60)  # fmt: skip
+    setup.operator.kill()  # mid-way: some created, some half-done, some untouched
+    setup.operator.wait()
+    setup.operator = setup.restart_operator()
+    for name in names:
+        setup.ready(name)
+    topics = setup.zk.children(znodes.TOPICS_PATH) or []
+    assert sorted(topics) == sorted(names)  # none lost, none extra
+    for name in names:
+        assert topic_partitions(setup.zk, name).keys() == {0, 1}  # created once, as declared
+
+    for name in names:
+        setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, name)
+    eventually(lambda: len(setup.zk.children(znodes.TOPICS_PATH) or []) <= 120,
+               "some topics deleted", timeout=60)  # fmt: skip
+    setup.operator.kill()
+    setup.operator.wait()
+    setup.operator = setup.restart_operator()
+    eventually(lambda: all(setup.get(n) is None for n in names), "every resource released",
+               timeout=120)  # fmt: skip
+    eventually(lambda: not (setup.zk.children(znodes.TOPICS_PATH) or [])
+               and not (setup.zk.children(znodes.DELETE_TOPICS_PATH) or []),
+               "no topic and no marker left", timeout=60)  # fmt: skip
+    configs = setup.zk.children(znodes.config_entity_type_path(znodes.ConfigType.TOPIC)) or []
+    assert configs == []  # no orphan config znode
