@@ -108,7 +108,8 @@ def running(connect: str, root: Path, *extra: str) -> Iterator[Setup]:
         def start() -> subprocess.Popen[bytes]:
             return subprocess.Popen(
                 [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
-                 "--embedded-controller", "--liveness", "", "--session-timeout", "6", *extra],
+                 "--embedded-controller", "--liveness", "", "--session-timeout", "6",
+                 "--metrics-port", "0", *extra],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
             )  # fmt: skip
 
@@ -306,3 +307,27 @@ def test_kill_9_during_bulk_creation_and_deletion_converges(setup: Setup) -> Non
                "no topic and no marker left", timeout=60)  # fmt: skip
     configs = setup.zk.children(znodes.config_entity_type_path(znodes.ConfigType.TOPIC)) or []
     assert configs == []  # no orphan config znode
+
+
+def test_metrics_count_topics_by_reason(zk_chroot: str, tmp_path: Path) -> None:
+    import urllib.request
+
+    from kafka_topic_operator.zk.server import free_port
+
+    port = free_port()
+    with running(zk_chroot, tmp_path, "--metrics-port", str(port)) as setup:
+        setup.apply("measured", partitions=1, replicas=1)
+        setup.ready("measured")
+        setup.apply("wrong", partitions=1, replicas=1, config={"nope": 1})
+        reason_is(setup, "wrong", "InvalidSpec")
+
+        def scrape() -> str | None:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                text: str = r.read().decode()
+            wanted = ('kto_topics{reason="Created"} 1.0', 'kto_topics{reason="InvalidSpec"} 1.0')
+            return text if all(w in text for w in wanted) else None
+
+        text = eventually(scrape, "the topic gauges", timeout=30)
+        assert 'kto_reconciles_total{result="ok"}' in text
+        assert "kto_offline_partitions 0.0" in text
+        assert "kto_reconcile_duration_seconds_count" in text

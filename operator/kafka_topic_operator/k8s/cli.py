@@ -68,6 +68,13 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         help="kopf's liveness endpoint (fails while ZooKeeper is unreachable)",
     )
     parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=9090,
+        metavar="PORT",
+        help="serve Prometheus metrics on this port at /metrics (0: off)",
+    )
+    parser.add_argument(
         "--peering",
         metavar="NAME",
         help="kopf peering name: replicas elect one active operator (default: standalone)",
@@ -140,6 +147,12 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     from kafka_topic_operator.k8s import handlers
 
     handlers.RUNTIME = handlers.Runtime(zk=zk, selector=args.selector)
+    if args.metrics_port:
+        from prometheus_client import start_http_server
+
+        from kafka_topic_operator.k8s.metrics import REGISTRY
+
+        start_http_server(args.metrics_port, registry=REGISTRY)
     kopf.run(
         standalone=args.peering is None,
         peering_name=args.peering,

@@ -12,12 +12,14 @@ import contextlib
 import datetime
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import kopf
 
+from kafka_topic_operator.k8s import metrics
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
@@ -116,10 +118,18 @@ def drift(**kwargs: Any) -> None:
 
 
 def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
-    """ZooKeeper out of reach: say so in status and retry later, instead of hanging."""
+    """Runs a handler with metrics; ZooKeeper out of reach is said in status and retried later,
+    instead of hanging."""
+    started = time.monotonic()
+    result = "error"
     try:
         handler(**kwargs)
+        result = "ok"
+    except kopf.TemporaryError:
+        result = "retry"
+        raise
     except ZkConnectionError as e:
+        result = "zookeeper_unavailable"
         status = kwargs["status"]
         meta = kwargs["meta"]
         _set_status(kwargs["patch"], status, topic_status(
@@ -127,6 +137,17 @@ def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
             Condition("Unknown", "ZooKeeperUnavailable", str(e)), None,
         ) | ({"deletion": status["deletion"]} if "deletion" in status else {}))  # fmt: skip
         raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
+    finally:
+        metrics.RECONCILES.labels(result).inc()
+        metrics.RECONCILE_SECONDS.observe(time.monotonic() - started)
+        resource = f"{kwargs.get('namespace')}/{kwargs.get('name')}"
+        if handler is _delete and result == "ok":
+            metrics.STATES.forget(resource)
+        else:
+            current = {**kwargs["status"], **dict(kwargs["patch"].status or {})}
+            conditions = current.get("conditions") or [{}]
+            offline = (current.get("partitionCounts") or {}).get("offline", 0)
+            metrics.STATES.record(resource, str(conditions[0].get("reason", "")), int(offline))
 
 
 def _reconcile(
