@@ -171,6 +171,19 @@ def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
         "spec.config: Unknown topic config name: retention.mss",
     )
     assert not setup.zk.exists(znodes.topic_path("bad"))
+    from kubernetes import client
+
+    def warning() -> Any:
+        events = (
+            client.CoreV1Api()
+            .list_namespaced_event("default", field_selector="involvedObject.name=bad")
+            .items
+        )
+        return [e for e in events if e.reason == "InvalidSpec"]
+
+    (event,) = eventually(warning, "an InvalidSpec event", timeout=30)
+    assert event.type == "Warning"
+    assert event.message == "spec.config: Unknown topic config name: retention.mss"
 
 
 def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Setup) -> None:

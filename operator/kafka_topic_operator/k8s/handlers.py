@@ -203,8 +203,13 @@ def _reconcile(
     snapshot = read_cluster(zk, [topic_name]) if topic_name else None
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
-    if _set_status(patch, status, new) and step.plan.actions:
-        kopf.info(body, reason="Reconciled", message=condition.message)
+    if _set_status(patch, status, new):
+        # Events for what users should see: what was done, and why nothing could be.
+        if step.plan.blocked is not None:
+            kopf.warn(body, reason=condition.reason, message=condition.message)
+        elif step.plan.actions:
+            done = ", ".join(type(a).__name__ for a in step.plan.actions)
+            kopf.info(body, reason="Reconciled", message=f"{done}: {condition.message}")
     if condition.status == "False" and condition.reason in ("Reconciling", "PartitionsOffline"):
         raise kopf.TemporaryError(condition.message, delay=1)
 
