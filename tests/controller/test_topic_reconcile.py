@@ -3,6 +3,7 @@ spec turns into in Kafka's layout, and what is refused without writing anything.
 
 from __future__ import annotations
 
+from invalid_specs import INVALID
 from kto_testing import eventually
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -84,3 +85,16 @@ def test_refusals_write_nothing(cluster: Cluster) -> None:
     assert (cluster.zk.children(znodes.TOPICS_PATH) or []) == before
     assert not cluster.zk.exists(znodes.topic_config_path("bad"))
     assert not cluster.zk.exists(znodes.topic_config_path("wide"))
+
+
+def test_no_invalid_spec_of_the_corpus_writes_anything(cluster: Cluster) -> None:
+    cluster.start_broker(0)
+    for path in znodes.PERSISTENT_ZK_PATHS:
+        cluster.zk.ensure_path(path)
+    for name, spec, message in INVALID:
+        step = reconcile_topic(cluster.zk, name, spec)
+        assert step.plan.blocked is not None and step.plan.blocked[0] is Reason.INVALID_SPEC
+        assert message in step.plan.blocked[1]
+    assert len(INVALID) >= 90
+    assert not cluster.zk.children(znodes.TOPICS_PATH)
+    assert not cluster.zk.children(znodes.config_entity_type_path(znodes.ConfigType.TOPIC))
