@@ -19,7 +19,16 @@ from kafka_topic_operator.kafka.errors import KafkaError
 from kafka_topic_operator.kafka.partitioner import partition_for_key
 
 EXIT_USAGE = 2
-COMMANDS = ("assign", "partition-for", "consumers", "describe", "dev-broker", "controller", "run")
+COMMANDS = (
+    "assign",
+    "partition-for",
+    "consumers",
+    "describe",
+    "dev-broker",
+    "controller",
+    "run",
+    "dev-cluster",
+)
 
 
 class _RecordingRandom:
@@ -319,6 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     commands.add_parser(
+        "dev-cluster",
+        help="start, stop or inspect the standalone dev cluster; see kto dev-cluster --help",
+        add_help=False,
+    )
+    commands.add_parser(
         "run",
         help="run the KafkaTopic operator; see kto run --help",
         add_help=False,
@@ -339,6 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kafka_topic_operator.devbroker.cli import main as dev_broker
 
         return dev_broker(words[1:])
+    if words and words[0] == "dev-cluster":
+        from kafka_topic_operator.devcluster import main as dev_cluster
+
+        return dev_cluster(words[1:])
     if words and words[0] == "run":
         from kafka_topic_operator.k8s.cli import main as run_operator
 

@@ -1,0 +1,235 @@
+"""`kto dev-cluster up|down|status`: the standalone dev cluster, in the background.
+
+A ZooKeeper server (Debian's package), three dev brokers on three racks, the Kubernetes API
+emulator with the CRDs, and `kto run --embedded-controller`; `up` writes a kubeconfig so real
+kubectl works against it. A dev and test tool: state, data and logs live in one directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kafka_topic_operator.zk.server import ZooKeeperServer, four_letter_word, free_port
+
+CRDS = Path(__file__).resolve().parents[2] / "crds"
+BROKERS = (0, 1, 2)
+STARTUP_TIMEOUT = 60.0
+
+
+class DevClusterError(RuntimeError):
+    pass
+
+
+def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Start, stop or inspect the standalone dev cluster (ZooKeeper, three dev "
+        "brokers, the Kubernetes API emulator and the operator with its embedded controller).",
+    )
+    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(".kto") / "dev-cluster",
+        help="state, data and logs (.kto/dev-cluster)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=Path(".kto") / "kubeconfig",
+        help="where `up` writes the kubeconfig (.kto/kubeconfig)",
+    )
+    return parser
+
+
+def _state_file(directory: Path) -> Path:
+    return directory / "state.json"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _spawn(args: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            list(args),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # outlives `kto dev-cluster up`
+        )
+    return process.pid
+
+
+def _wait(check: Any, what: str, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+            raise DevClusterError(f"{what} did not come up; its log ({log}) ends:\n{tail}")
+        time.sleep(0.2)
+
+
+def _http(url: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, method="GET" if body is None else "POST",
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read() or b"null")
+
+
+def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
+    state_path = _state_file(directory)
+    if state_path.exists() and any(_alive(p) for p in json.loads(state_path.read_text())["pids"]):
+        raise DevClusterError(f"a dev cluster is already running from {directory}; "
+                              "stop it with `kto dev-cluster down`")  # fmt: skip
+    directory.mkdir(parents=True, exist_ok=True)
+    python = sys.executable
+    pids: list[int] = []
+    state: dict[str, Any] = {"pids": pids}
+    try:
+        zk = ZooKeeperServer(directory / "zookeeper")
+        zk.directory.mkdir(parents=True, exist_ok=True)
+        zk.write_config()
+        from kafka_topic_operator.zk.server import zookeeper_home
+
+        zk_log = directory / "zookeeper.log"
+        env = {**os.environ, "ZOO_LOG_DIR": str(zk.directory), "ZOO_LOG4J_PROP": "WARN,CONSOLE"}
+        pids.append(_spawn([str(zookeeper_home() / "bin" / "zkServer.sh"), "start-foreground",
+                            str(zk.config_path)], zk_log, env))  # fmt: skip
+        _wait(lambda: four_letter_word(zk.port, "ruok") == "imok", "ZooKeeper", zk_log)
+        connect = f"{zk.connect_string}/kafka"
+        state["zookeeper"] = connect
+        from kafka_topic_operator.zk.client import ZkClient
+
+        client = ZkClient(zk.connect_string)
+        client.start()
+        client.ensure_path("/kafka")
+        client.stop()
+        for broker in BROKERS:
+            log = directory / f"broker-{broker}.log"
+            pids.append(_spawn([python, "-m", "kafka_topic_operator.cli", "dev-broker",
+                                "--zookeeper", connect, "--id", str(broker),
+                                "--rack", f"rack-{broker}",
+                                "--log-dir", str(directory / f"data-{broker}")], log))  # fmt: skip
+        api_port = free_port()
+        api_log = directory / "apiserver.log"
+        kubeconfig = kubeconfig.resolve()
+        pids.append(_spawn([python, "-m", "kafka_topic_operator.apiserver", "--port",
+                            str(api_port), "--state-file", str(directory / "apiserver.json"),
+                            "--kubeconfig", str(kubeconfig)], api_log))  # fmt: skip
+        api = f"http://127.0.0.1:{api_port}"
+        _wait(lambda: _http(api + "/version"), "the Kubernetes API emulator", api_log)
+        state["api"] = api
+        state["kubeconfig"] = str(kubeconfig)
+        for crd_file in sorted(CRDS.glob("*.yaml")):
+            crd = yaml.safe_load(crd_file.read_text())
+            try:
+                _http(api + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+            except urllib.error.HTTPError as e:
+                if e.code != 409:  # already there from a saved state
+                    raise
+        liveness, metrics = free_port(), free_port()
+        operator_log = directory / "operator.log"
+        pids.append(_spawn(
+            [python, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
+             "--embedded-controller", "--liveness", f"http://127.0.0.1:{liveness}/healthz",
+             "--metrics-port", str(metrics)],
+            operator_log, {**os.environ, "KUBECONFIG": str(kubeconfig)},
+        ))  # fmt: skip
+        _wait(lambda: urllib.request.urlopen(f"http://127.0.0.1:{liveness}/healthz", timeout=2),
+              "the operator", operator_log)  # fmt: skip
+        state["metrics"] = f"http://127.0.0.1:{metrics}/metrics"
+        state["liveness"] = f"http://127.0.0.1:{liveness}/healthz"
+    except BaseException:
+        _stop(pids)
+        raise
+    state_path.write_text(json.dumps(state, indent=2))
+    return state
+
+
+def _stop(pids: Sequence[int]) -> None:
+    for pid in reversed(pids):  # the operator first, ZooKeeper last
+        if _alive(pid):
+            os.killpg(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 30
+            while _alive(pid) and time.monotonic() < deadline:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)  # reaps it when it is our child
+                time.sleep(0.1)
+            if _alive(pid):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def down(directory: Path) -> bool:
+    state_path = _state_file(directory)
+    if not state_path.exists():
+        return False
+    _stop(json.loads(state_path.read_text())["pids"])
+    state_path.unlink()
+    return True
+
+
+def status(directory: Path) -> dict[str, Any] | None:
+    state_path = _state_file(directory)
+    if not state_path.exists():
+        return None
+    state: dict[str, Any] = json.loads(state_path.read_text())
+    state["alive"] = {str(pid): _alive(pid) for pid in state["pids"]}
+    return state
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.action == "up":
+            state = up(args.dir, args.kubeconfig)
+            print(f"dev cluster up: ZooKeeper {state['zookeeper']}, API {state['api']}")
+            print(f"  export KUBECONFIG={state['kubeconfig']}")
+            print("  kubectl get kt    # KafkaTopics; kto describe --zookeeper "
+                  f"{state['zookeeper']}")  # fmt: skip
+            print("  kto dev-cluster down   # stops it")
+        elif args.action == "down":
+            print("dev cluster stopped" if down(args.dir) else f"no dev cluster in {args.dir}")
+        else:
+            found = status(args.dir)
+            if found is None:
+                print(f"no dev cluster in {args.dir}")
+                return 1
+            alive = sum(found["alive"].values())
+            print(f"dev cluster: {alive} of {len(found['alive'])} processes running; "
+                  f"ZooKeeper {found['zookeeper']}, API {found['api']}")  # fmt: skip
+            return 0 if alive == len(found["alive"]) else 1
+    except DevClusterError as e:
+        print(f"kto dev-cluster: {e}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,73 @@
+"""`kto dev-cluster up|status|down` for real, driven with real kubectl."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kto_testing import eventually
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
+
+ROOT = Path(__file__).resolve().parents[1]
+KUBECTL = ROOT / ".kto" / "bin" / "kubectl"
+
+TOPIC = """
+apiVersion: kto.dev/v1
+kind: KafkaTopic
+metadata:
+  name: orders
+spec:
+  partitions: 6
+  replicas: 3
+"""
+
+
+def kto(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafka_topic_operator.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_up_kubectl_and_down(tmp_path: Path) -> None:
+    subprocess.run(["bash", str(ROOT / "scripts" / "fetch-k8s-binaries.sh")], check=True)
+    started = kto("dev-cluster", "up", cwd=tmp_path)
+    assert started.returncode == 0, started.stderr
+    try:
+        state = json.loads((tmp_path / ".kto" / "dev-cluster" / "state.json").read_text())
+        assert kto("dev-cluster", "status", cwd=tmp_path).returncode == 0
+        env = {**os.environ, "KUBECONFIG": str(tmp_path / ".kto" / "kubeconfig")}
+
+        def kubectl(*args: str, stdin: str | None = None) -> str:
+            done = subprocess.run([str(KUBECTL), *args], input=stdin, env=env,
+                                  capture_output=True, text=True, timeout=60)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        kubectl("apply", "-f", "-", stdin=TOPIC)
+        ready = '{.status.conditions[?(@.type=="Ready")].status}'
+        eventually(lambda: kubectl("get", "kt", "orders", "-o", f"jsonpath={ready}") == "True",
+                   "orders Ready through kubectl", timeout=60)  # fmt: skip
+        table = kubectl("get", "kafka")
+        assert table.split("\n")[0].split() == [
+            "NAME",
+            "TOPIC",
+            "PARTITIONS",
+            "REPLICAS",
+            "READY",
+            "REASON",
+            "AGE",
+        ]
+        assert table.split("\n")[1].split()[:6] == ["orders", "orders", "6", "3", "True", "Created"]
+        described = kto("describe", "--zookeeper", state["zookeeper"], "orders", cwd=tmp_path)
+        assert "PartitionCount: 6" in described.stdout
+    finally:
+        stopped = kto("dev-cluster", "down", cwd=tmp_path)
+    assert stopped.returncode == 0 and stopped.stdout.strip() == "dev cluster stopped"
+    for pid in state["pids"]:
+        assert (
+            not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+        )
