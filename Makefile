@@ -48,7 +48,8 @@ unit: setup
 test: lint typecheck unit
 
 demo: setup
-	$(BIN)/python -m kafka_topic_operator.demo
+	bash scripts/fetch-k8s-binaries.sh
+	$(BIN)/python -m kafka_topic_operator.demo $(DEMO_FLAGS)
 
 bench: setup
 	$(BIN)/python bench/run.py

@@ -1,10 +1,20 @@
-"""`make demo`: a tour of Kafka's placement rules through the `kto` previews."""
+"""`make demo`: a tour of Kafka's placement rules through the `kto` previews, then the dev
+cluster: KafkaTopics applied with kubectl, a broker killed, a deletion that waits for it and
+finishes when it returns. The cluster is left running (`--down` stops it at the end)."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import shlex
+import subprocess
 import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from kafka_topic_operator import devcluster
 from kafka_topic_operator.cli import main as kto
 
 STEPS: list[tuple[str, list[str]]] = [
@@ -43,13 +53,107 @@ STEPS: list[tuple[str, list[str]]] = [
 ]
 
 
-def main() -> int:
+ROOT = Path(__file__).resolve().parents[2]
+KUBECTL = ROOT / ".kto" / "bin" / "kubectl"
+CLUSTER_DIR = Path(".kto") / "dev-cluster"
+KUBECONFIG = Path(".kto") / "kubeconfig"
+
+
+def tour() -> None:
     for title, argv in STEPS:
         print(f"\n=== {title}\n$ kto {shlex.join(argv)}", flush=True)
         status = kto(argv)
         sys.stderr.flush()
         if status != 0:
             print(f"(exit status {status})")
+
+
+def kubectl(*args: str, show: bool = True) -> str:
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG.resolve())}
+    if show:
+        print(f"$ kubectl {shlex.join(args)}", flush=True)
+    done = subprocess.run([str(KUBECTL), *args], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"kubectl failed: {done.stderr}")
+    if show:
+        print(done.stdout, end="", flush=True)
+    return done.stdout
+
+
+def wait_for(what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.5)
+
+
+def ready_reasons() -> dict[str, str]:
+    out = kubectl("get", "kt", "-o", "json", show=False)
+    reasons = {}
+    for item in json.loads(out)["items"]:
+        for c in (item.get("status") or {}).get("conditions") or []:
+            if c["type"] == "Ready":
+                reasons[item["metadata"]["name"]] = c["reason"]
+    return reasons
+
+
+def cluster(down: bool) -> None:
+    print("\n=== The dev cluster: ZooKeeper, three dev brokers on three racks, the Kubernetes API "
+          "emulator and the operator with its embedded controller\n$ kto dev-cluster up",
+          flush=True)  # fmt: skip
+    devcluster.down(CLUSTER_DIR)
+    state = devcluster.up(CLUSTER_DIR, KUBECONFIG)
+    zookeeper = state["zookeeper"]
+    print(f"ZooKeeper {zookeeper}, API {state['api']}")
+    print("\n=== KafkaTopics applied with kubectl", flush=True)
+    kubectl("apply", "-f", str(ROOT / "examples"))
+    wait_for("every KafkaTopic Ready", lambda: set(ready_reasons().values()) == {"Created"})
+    kubectl("get", "kt")
+    print(f"\n=== What Kafka's znodes say\n$ kto describe --zookeeper {zookeeper}", flush=True)
+    kto(["describe", "--zookeeper", zookeeper])
+    print("\n=== Broker 2 dies; audit has its only replica there; delete audit", flush=True)
+    print("$ kto dev-cluster stop-broker --id 2")
+    devcluster.stop_broker(CLUSTER_DIR, 2)
+    kubectl("delete", "kt", "audit", "--wait=false")
+    wait_for("DeletionIneligible", lambda: ready_reasons().get("audit") == "DeletionIneligible")
+    kubectl("get", "kt")
+    message = kubectl(
+        "get",
+        "kt",
+        "audit",
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="Ready")].message}',
+        show=False,
+    )
+    print(f"audit: {message}")
+    print("\n=== Broker 2 returns: the deletion completes\n$ kto dev-cluster start-broker --id 2",
+          flush=True)  # fmt: skip
+    devcluster.start_broker(CLUSTER_DIR, 2)
+    wait_for("audit gone", lambda: "audit" not in ready_reasons())
+    kubectl("get", "kt")
+    if down:
+        print("\n$ kto dev-cluster down")
+        devcluster.down(CLUSTER_DIR)
+        return
+    print(
+        "\nThe dev cluster is still running. Try:\n"
+        f"  export KUBECONFIG={KUBECONFIG.resolve()}\n"
+        f"  {KUBECTL} get kt\n"
+        f"  {KUBECTL} explain kt.spec\n"
+        f"  .venv/bin/kto describe --zookeeper {zookeeper}\n"
+        "  .venv/bin/kto dev-cluster down      # stops it"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kafka_topic_operator.demo")
+    parser.add_argument("--down", action="store_true", help="stop the dev cluster at the end")
+    parser.add_argument("--tour-only", action="store_true", help="only the kto previews")
+    args = parser.parse_args(argv)
+    tour()
+    if not args.tour_only:
+        cluster(args.down)
     return 0
 
 

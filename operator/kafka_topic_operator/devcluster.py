@@ -40,7 +40,8 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
         description="Start, stop or inspect the standalone dev cluster (ZooKeeper, three dev "
         "brokers, the Kubernetes API emulator and the operator with its embedded controller).",
     )
-    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.add_argument("action", choices=["up", "down", "status", "stop-broker", "start-broker"])
+    parser.add_argument("--id", type=int, choices=BROKERS, help="the broker to stop or start")
     parser.add_argument(
         "--dir",
         type=Path,
@@ -135,12 +136,11 @@ def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
         client.start()
         client.ensure_path("/kafka")
         client.stop()
+        state["brokers"] = {}
         for broker in BROKERS:
-            log = directory / f"broker-{broker}.log"
-            pids.append(_spawn([python, "-m", "kafka_topic_operator.cli", "dev-broker",
-                                "--zookeeper", connect, "--id", str(broker),
-                                "--rack", f"rack-{broker}",
-                                "--log-dir", str(directory / f"data-{broker}")], log))  # fmt: skip
+            pid = _start_broker(directory, connect, broker)
+            pids.append(pid)
+            state["brokers"][str(broker)] = pid
         api_port = free_port()
         api_log = directory / "apiserver.log"
         kubeconfig = kubeconfig.resolve()
@@ -174,6 +174,41 @@ def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
         _stop(pids)
         raise
     state_path.write_text(json.dumps(state, indent=2))
+    return state
+
+
+def _start_broker(directory: Path, connect: str, broker: int) -> int:
+    return _spawn([sys.executable, "-m", "kafka_topic_operator.cli", "dev-broker",
+                   "--zookeeper", connect, "--id", str(broker), "--rack", f"rack-{broker}",
+                   "--log-dir", str(directory / f"data-{broker}")],
+                  directory / f"broker-{broker}.log")  # fmt: skip
+
+
+def stop_broker(directory: Path, broker: int) -> None:
+    """SIGKILL, as a crash: its session expires and the controller sees it die."""
+    state = _running_state(directory)
+    pid = state["brokers"][str(broker)]
+    if _alive(pid):
+        os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def start_broker(directory: Path, broker: int) -> None:
+    state = _running_state(directory)
+    if _alive(state["brokers"][str(broker)]):
+        raise DevClusterError(f"broker {broker} is already running")
+    pid = _start_broker(directory, state["zookeeper"], broker)
+    state["pids"] = [pid if p == state["brokers"][str(broker)] else p for p in state["pids"]]
+    state["brokers"][str(broker)] = pid
+    _state_file(directory).write_text(json.dumps(state, indent=2))
+
+
+def _running_state(directory: Path) -> dict[str, Any]:
+    state_path = _state_file(directory)
+    if not state_path.exists():
+        raise DevClusterError(f"no dev cluster in {directory}; start one with `kto dev-cluster up`")
+    state: dict[str, Any] = json.loads(state_path.read_text())
     return state
 
 
@@ -220,6 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("  kto dev-cluster down   # stops it")
         elif args.action == "down":
             print("dev cluster stopped" if down(args.dir) else f"no dev cluster in {args.dir}")
+        elif args.action in ("stop-broker", "start-broker"):
+            if args.id is None:
+                raise DevClusterError(f"{args.action} needs --id")
+            (stop_broker if args.action == "stop-broker" else start_broker)(args.dir, args.id)
+            print(f"broker {args.id} {'stopped' if args.action == 'stop-broker' else 'started'}")
         else:
             found = status(args.dir)
             if found is None:
