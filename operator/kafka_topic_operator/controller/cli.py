@@ -111,11 +111,7 @@ def build_parser(prog: str = "kto controller") -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> ControllerConfig:
-    credentials = (
-        DigestCredentials.from_file(args.zookeeper_digest_file)
-        if args.zookeeper_digest_file is not None
-        else DigestCredentials.from_env()
-    )
+    credentials = DigestCredentials.load(args.zookeeper_digest_file)
     if args.zookeeper_set_acl and credentials is None:
         raise UsageError("--zookeeper-set-acl needs digest credentials")
     return ControllerConfig(

@@ -90,11 +90,7 @@ def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    credentials = (
-        DigestCredentials.from_file(args.zookeeper_digest_file)
-        if args.zookeeper_digest_file is not None
-        else DigestCredentials.from_env()
-    )
+    credentials = DigestCredentials.load(args.zookeeper_digest_file)
     return BrokerConfig(
         zookeeper=args.zookeeper,
         broker_id=args.id,

@@ -98,11 +98,7 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        credentials = (
-            DigestCredentials.from_file(args.zookeeper_digest_file)
-            if args.zookeeper_digest_file is not None
-            else DigestCredentials.from_env()
-        )
+        credentials = DigestCredentials.load(args.zookeeper_digest_file)
         if args.zookeeper_set_acl and credentials is None:
             raise UsageError("--zookeeper-set-acl needs digest credentials")
     except (UsageError, OSError, ValueError) as e:

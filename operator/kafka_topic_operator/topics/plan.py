@@ -198,13 +198,7 @@ def _plan_update(
         return targets
     if targets:
         if reassigning:
-            return Plan(
-                actions=tuple(actions),
-                blocked=(
-                    Reason.REASSIGNMENT_IN_PROGRESS,
-                    f"A partition reassignment is in progress for the topic '{desired.name}'.",
-                ),
-            )
+            return _reassignment_in_progress(desired, actions)
         moves = sum(len(set(t) - set(current[p])) for p, t in targets.items())
         actions.append(Reassign(targets, moves))
     if desired.partitions > len(current):
@@ -212,15 +206,19 @@ def _plan_update(
         if isinstance(added, Plan):
             return Plan(actions=tuple(actions), blocked=added.blocked)
         if reassigning:
-            return Plan(
-                actions=tuple(actions),
-                blocked=(
-                    Reason.REASSIGNMENT_IN_PROGRESS,
-                    f"A partition reassignment is in progress for the topic '{desired.name}'.",
-                ),
-            )
+            return _reassignment_in_progress(desired, actions)
         actions.append(AddPartitions(added))
     return Plan(actions=tuple(actions))
+
+
+def _reassignment_in_progress(desired: DesiredTopic, actions: Sequence[Action]) -> Plan:
+    return Plan(
+        actions=tuple(actions),
+        blocked=(
+            Reason.REASSIGNMENT_IN_PROGRESS,
+            f"A partition reassignment is in progress for the topic '{desired.name}'.",
+        ),
+    )
 
 
 def _targets(

@@ -90,6 +90,11 @@ class DigestCredentials:
         text = os.environ.get(variable)
         return cls.parse(text, f"${variable}") if text else None
 
+    @classmethod
+    def load(cls, path: Path | None) -> DigestCredentials | None:
+        """From `path` when given (a `--zookeeper-digest-file`), else from the environment."""
+        return cls.from_file(path) if path is not None else cls.from_env()
+
     def __repr__(self) -> str:
         return f"DigestCredentials(user={self.user!r}, password=<hidden>)"
 
