@@ -43,6 +43,7 @@ from kafka_topic_operator.zk.client import (
     Delete,
     DigestCredentials,
     Fence,
+    Node,
     SetData,
     TransactionFailed,
     ZkClient,
@@ -442,26 +443,15 @@ class KafkaController:
     def _load_topics(self, topics: Iterable[str]) -> list[TopicPartition]:
         """Reads topic znodes (watching each), gives topics without an id one, and adds their
         partitions to the context. Returns the partitions added."""
-        topics = list(topics)
-        nodes = self.zk.get_many((znodes.topic_path(t) for t in topics), watch=self._on_topic_data)
         added: list[TopicPartition] = []
         id_writes: list[SetData] = []
-        for topic, node in zip(topics, nodes, strict=True):
-            if node is None:
-                continue
-            try:
-                data = znodes.decode_topic(node.path, node.data)
-            except znodes.ZNodeDataError as e:
-                log.error("Skipping a topic whose znode cannot be read: %s", e)
-                continue
+        for topic, node, data in self._read_topics(topics, "Skipping a topic"):
             self._muted.discard(topic)
             self.ctx.add_topic(topic)
             topic_id = data.topic_id
             if topic_id is None:
                 topic_id = generate_uuid_as_base64()
-                id_writes.append(
-                    SetData(node.path, znodes.encode_topic(data.partitions, topic_id), node.version)
-                )
+                id_writes.append(_with_topic_id(node, data, topic_id))
             self.ctx.topic_ids[topic] = topic_id
             for partition, assignment in sorted(data.partitions.items()):
                 tp = TopicPartition(topic, partition)
@@ -469,6 +459,23 @@ class KafkaController:
                 added.append(tp)
         self._write_topic_ids(id_writes)
         return added
+
+    def _read_topics(
+        self, topics: Iterable[str], skipping: str
+    ) -> list[tuple[str, Node, znodes.TopicZNodeData]]:
+        """Topic znodes read with their data watch set; gone ones left out, unreadable ones
+        logged (`skipping` starts the message) and left out."""
+        topics = list(topics)
+        nodes = self.zk.get_many((znodes.topic_path(t) for t in topics), watch=self._on_topic_data)
+        found = []
+        for topic, node in zip(topics, nodes, strict=True):
+            if node is None:
+                continue
+            try:
+                found.append((topic, node, znodes.decode_topic(node.path, node.data)))
+            except znodes.ZNodeDataError as e:
+                log.error("%s whose znode cannot be read: %s", skipping, e)
+        return found
 
     def _write_topic_ids(self, writes: list[SetData]) -> None:
         """setTopicIds, but conditional on the version read: a topic znode changed meanwhile
@@ -624,25 +631,11 @@ class KafkaController:
         topics = [
             t for t in dict.fromkeys(topics) if t not in self._muted and t in self.ctx.assignments
         ]
-        nodes = self.zk.get_many((znodes.topic_path(t) for t in topics), watch=self._on_topic_data)
         created: list[TopicPartition] = []
         id_writes: list[SetData] = []
-        for topic, node in zip(topics, nodes, strict=True):
-            if node is None:
-                continue
-            try:
-                data = znodes.decode_topic(node.path, node.data)
-            except znodes.ZNodeDataError as e:
-                log.error("Ignoring a change of a topic znode that cannot be read: %s", e)
-                continue
+        for topic, node, data in self._read_topics(topics, "Ignoring a change of a topic"):
             if data.topic_id is None:
-                id_writes.append(
-                    SetData(
-                        node.path,
-                        znodes.encode_topic(data.partitions, self.ctx.topic_ids.get(topic)),
-                        node.version,
-                    )
-                )
+                id_writes.append(_with_topic_id(node, data, self.ctx.topic_ids.get(topic)))
             to_add = {
                 TopicPartition(topic, p): a
                 for p, a in data.partitions.items()
@@ -966,3 +959,8 @@ class KafkaController:
         done = [tp for tp in deleting if tp not in failed]
         if done:
             self.deletion.complete_replica_deletion(PartitionAndReplica(tp, broker) for tp in done)
+
+
+def _with_topic_id(node: Node, data: znodes.TopicZNodeData, topic_id: str | None) -> SetData:
+    """The topic znode rewritten with its id, conditional on the version read."""
+    return SetData(node.path, znodes.encode_topic(data.partitions, topic_id), node.version)
