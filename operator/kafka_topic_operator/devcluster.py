@@ -68,7 +68,12 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    # A zombie has exited: `up` is gone, and whoever inherited it may not reap it soon.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _spawn(args: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:

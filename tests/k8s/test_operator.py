@@ -344,3 +344,25 @@ def test_metrics_count_topics_by_reason(zk_chroot: str, tmp_path: Path) -> None:
         assert 'kto_reconciles_total{result="ok"}' in text
         assert "kto_offline_partitions 0.0" in text
         assert "kto_reconcile_duration_seconds_count" in text
+
+
+def test_drift_is_reverted_or_reported(zk_chroot: str, tmp_path: Path) -> None:
+    from kafka_topic_operator.zk import admin
+
+    with running(zk_chroot, tmp_path, "--drift-interval", "2") as setup:
+        setup.apply("tuned", partitions=2, replicas=2, config={"retention.ms": 1000})
+        setup.ready("tuned")
+
+        def config() -> dict[str, str]:
+            node = setup.zk.get(znodes.topic_config_path("tuned"))
+            assert node is not None
+            return znodes.decode_config(node.path, node.data)
+
+        admin.change_topic_config(setup.zk, "tuned", {"retention.ms": "5"})  # behind our back
+        eventually(lambda: config() == {"retention.ms": "1000"}, "the config reverted", timeout=30)
+
+        admin.add_partitions(setup.zk, "tuned", {2: [0, 1]})  # partitions added by hand
+        _, _, message = reason_is(setup, "tuned", "NotSupported")
+        assert message == (
+            "Topic 'tuned' has 3 partitions; Kafka cannot decrease the partition count to 2."
+        )

@@ -68,6 +68,14 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         help="kopf's liveness endpoint (fails while ZooKeeper is unreachable)",
     )
     parser.add_argument(
+        "--drift-interval",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="re-check a topic left alone this long, reverting changes made behind the "
+        "operator's back (60)",
+    )
+    parser.add_argument(
         "--metrics-port",
         type=int,
         default=9090,
@@ -143,6 +151,7 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     from kafka_topic_operator.k8s import handlers
 
     handlers.RUNTIME = handlers.Runtime(zk=zk, selector=args.selector)
+    handlers.register_drift_timer(args.drift_interval)
     if args.metrics_port:
         from prometheus_client import start_http_server
 

@@ -112,9 +112,16 @@ def reconcile(**kwargs: Any) -> None:
     _guarded(_reconcile, **kwargs)
 
 
-@kopf.timer(GROUP, VERSION, PLURAL, interval=DRIFT_INTERVAL, idle=DRIFT_INTERVAL, when=_selected)
 def drift(**kwargs: Any) -> None:
+    """Reverts what was changed behind the operator's back (a config edited in ZooKeeper) and
+    reports what cannot be (partitions added by hand)."""
     _guarded(_reconcile, **kwargs)
+
+
+def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
+    """The drift timer, registered by `kto run` with its `--drift-interval`; it runs once a
+    resource has been left alone that long."""
+    kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, when=_selected)(drift)
 
 
 def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
