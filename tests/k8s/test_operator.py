@@ -366,3 +366,34 @@ def test_drift_is_reverted_or_reported(zk_chroot: str, tmp_path: Path) -> None:
         assert message == (
             "Topic 'tuned' has 3 partitions; Kafka cannot decrease the partition count to 2."
         )
+
+
+def test_a_replication_factor_change_is_a_minimal_reassignment(setup: Setup) -> None:
+    setup.apply("grow", partitions=3, replicas=1)
+    setup.ready("grow")
+    before = topic_partitions(setup.zk, "grow")
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "grow", {"spec": {"replicas": 3}}
+    )
+    status = setup.ready("grow")["status"]
+    after = topic_partitions(setup.zk, "grow")
+    for p, replicas in after.items():
+        assert len(replicas) == 3 and replicas[0] == before[p][0]  # leaders kept, 2 added each
+    assert status["partitionCounts"]["underReplicated"] == 0
+    assert "replicasChange" not in status  # done
+    assert not setup.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+
+
+def test_operators_share_a_cluster_by_label_selector(zk_chroot: str, tmp_path: Path) -> None:
+    with running(zk_chroot, tmp_path, "--selector", "kto.dev/cluster=blue") as setup:
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaTopic",
+                "metadata": {"name": "red-topic", "labels": {"kto.dev/cluster": "red"}},
+                "spec": {"partitions": 1, "replicas": 1}}  # fmt: skip
+        setup.api.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, body)
+        body = {**body, "metadata": {"name": "blue-topic", "labels": {"kto.dev/cluster": "blue"}}}
+        setup.api.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, body)
+        setup.ready("blue-topic")
+        red = setup.get("red-topic")
+        assert red is not None and "status" not in red  # another operator's resource
+        assert "finalizers" not in red["metadata"]
+        assert not setup.zk.exists(znodes.topic_path("red-topic"))
