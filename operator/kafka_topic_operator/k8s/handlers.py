@@ -207,7 +207,7 @@ def _reconcile(
         # so a new topic is usually Ready after one pass instead of a retry.
         last = TopicPartition(topic_name, step.desired.partitions - 1)
         wait_for_znode(zk, znodes.topic_partition_state_path(last), CREATION_WAIT)
-    snapshot = read_cluster(zk, [topic_name]) if topic_name else None
+    snapshot = read_cluster(zk, [topic_name], list_topics=False) if topic_name else None
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
     if _set_status(patch, status, new):
@@ -293,7 +293,7 @@ def _delete(
             TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException
         ):
             admin.delete_topic(zk, desired.name)
-    snapshot = read_cluster(zk, [desired.name])
+    snapshot = read_cluster(zk, [desired.name], list_topics=False)
     if desired.name not in snapshot.topics:
         return
     blockers = snapshot.deletion_blockers(desired.name)

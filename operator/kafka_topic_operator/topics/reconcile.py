@@ -12,6 +12,7 @@ from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.plan import Plan, Reason, plan
 from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
+from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
@@ -35,11 +36,17 @@ def reconcile_topic(
         desired = desired_topic(resource_name, spec)
     except InvalidSpec as e:
         return Step(None, Plan(blocked=(Reason.INVALID_SPEC, str(e))))
-    snapshot = read_cluster(zk, [desired.name])
+    snapshot = read_cluster(zk, [desired.name], list_topics=False)
+    # Every topic's name matters only to create one (collisions): list them only then.
+    names = (
+        snapshot.topic_names
+        if desired.name in snapshot.topics
+        else frozenset(zk.children(znodes.TOPICS_PATH) or [])
+    )
     step = plan(
         desired,
         actual_topic(snapshot, desired.name),
-        cluster_for_planning(snapshot, snapshot.topic_names),
+        cluster_for_planning(snapshot, names),
         rng,
         adopting=managed_topic != desired.name,
     )

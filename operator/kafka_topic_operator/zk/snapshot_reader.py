@@ -15,7 +15,12 @@ from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.znodes import BrokerInfo, ZNodeDataError
 
 
-def read_cluster(zk: ZkClient, topics: Iterable[str] | None = None) -> ClusterSnapshot:
+def read_cluster(
+    zk: ZkClient, topics: Iterable[str] | None = None, *, list_topics: bool = True
+) -> ClusterSnapshot:
+    """The cluster, with `topics` (all when None) read in full. `list_topics=False` skips
+    listing every topic name (`topic_names` then holds only the topics read): one topic's
+    reconcile must not cost a listing of thousands."""
     problems: list[str] = []
 
     broker_ids = zk.children(znodes.BROKER_IDS_PATH) or []
@@ -30,8 +35,12 @@ def read_cluster(zk: ZkClient, topics: Iterable[str] | None = None) -> ClusterSn
         else:
             brokers[info.id] = info
 
-    all_topics = zk.children(znodes.TOPICS_PATH) or []
-    wanted = sorted(all_topics if topics is None else set(topics) & set(all_topics))
+    if topics is None or list_topics:
+        all_topics = zk.children(znodes.TOPICS_PATH) or []
+        wanted = sorted(all_topics if topics is None else set(topics) & set(all_topics))
+    else:
+        wanted = sorted(set(topics))  # missing ones read as None below and are left out
+        all_topics = wanted
     markers = frozenset(zk.children(znodes.DELETE_TOPICS_PATH) or [])
 
     nodes = zk.get_many(
@@ -113,5 +122,5 @@ def read_cluster(zk: ZkClient, topics: Iterable[str] | None = None) -> ClusterSn
         pending_reassignments=reassignments,
         deletion_markers=markers,
         problems=tuple(problems),
-        topic_names=frozenset(all_topics),
+        topic_names=frozenset(all_topics if list_topics else snapshots),
     )
