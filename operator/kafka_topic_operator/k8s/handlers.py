@@ -137,12 +137,8 @@ def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
         raise
     except ZkConnectionError as e:
         result = "zookeeper_unavailable"
-        status = kwargs["status"]
-        meta = kwargs["meta"]
-        _set_status(kwargs["patch"], status, topic_status(
-            status.get("topicName"), int(meta.get("generation") or 0),
-            Condition("Unknown", "ZooKeeperUnavailable", str(e)), None,
-        ) | ({"deletion": status["deletion"]} if "deletion" in status else {}))  # fmt: skip
+        unavailable = Condition("Unknown", "ZooKeeperUnavailable", str(e))
+        _set_condition(kwargs["patch"], kwargs["status"], kwargs["meta"], unavailable)
         raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
     finally:
         metrics.RECONCILES.labels(result).inc()
@@ -172,28 +168,19 @@ def _reconcile(
     generation = int(meta.get("generation") or 0)
     zk = runtime().zk
     if annotations.get(PAUSE) == "true":
-        _set_status(patch, status, topic_status(
-            status.get("topicName"), generation,
-            Condition("Unknown", "ReconciliationPaused", f"{PAUSE} is \"true\""), None,
-        ))  # fmt: skip
+        paused = Condition("Unknown", "ReconciliationPaused", f'{PAUSE} is "true"')
+        _set_condition(patch, status, meta, paused)
         return
     if annotations.get(MANAGED) == "false":
-        _set_status(patch, status, topic_status(
-            status.get("topicName"), generation,
-            Condition("Unknown", "Unmanaged", f"{MANAGED} is \"false\": the topic is left alone"),
-            None,
-        ))  # fmt: skip
+        left = Condition("Unknown", "Unmanaged", f'{MANAGED} is "false": the topic is left alone')
+        _set_condition(patch, status, meta, left)
         return
     topic = str(spec.get("topicName") or name)
     owner = _owner(topic, topic_owners)
     if owner is not None and owner != (namespace or "", name):
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
-        _set_status(
-            patch,
-            status,
-            topic_status(topic, generation, Condition("False", "Conflict", message), None),
-        )
-        return  # fmt: skip
+        _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
+        return
     step = reconcile_topic(zk, name, spec, managed_topic=status.get("topicName"))
     # Only a topic this resource manages (created, or adopted as it was) goes into status:
     # status.topicName is what later passes treat as theirs.
@@ -207,7 +194,12 @@ def _reconcile(
         # so a new topic is usually Ready after one pass instead of a retry.
         last = TopicPartition(topic_name, step.desired.partitions - 1)
         wait_for_znode(zk, znodes.topic_partition_state_path(last), CREATION_WAIT)
-    snapshot = read_cluster(zk, [topic_name], list_topics=False) if topic_name else None
+    snapshot = None
+    if topic_name:
+        # Nothing written: what was read to plan is still what is there (the drift timer's
+        # usual pass costs one snapshot, not two).
+        snapshot = step.snapshot if not step.plan.actions else None
+        snapshot = snapshot or read_cluster(zk, [topic_name], list_topics=False)
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
     if _set_status(patch, status, new):
@@ -228,6 +220,23 @@ def wait_for_znode(zk: ZkClient, path: str, timeout: float) -> bool:
         return True
     appeared.wait(timeout)
     return zk.exists(path)
+
+
+def _set_condition(
+    patch: kopf.Patch,
+    status: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    condition: Condition,
+    topic: str | None = None,
+) -> bool:
+    """Status that only states a condition (nothing read from Kafka), keeping the topic name
+    and a requested deletion already recorded."""
+    new = topic_status(
+        topic or status.get("topicName"), int(meta.get("generation") or 0), condition, None
+    )
+    if "deletion" in status:
+        new["deletion"] = status["deletion"]
+    return _set_status(patch, status, new)
 
 
 def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -284,10 +293,8 @@ def _delete(
                 "controller runs with delete.topic.enable=false. Enable it, or release this "
                 f'resource with deletionPolicy: Retain or {MANAGED}: "false".'
             )
-            _set_status(patch, status, topic_status(
-                desired.name, int(meta.get("generation") or 0),
-                Condition("False", "DeletionDisabled", message), None,
-            ) | {"deletion": {"requested": True}})  # fmt: skip
+            disabled = Condition("False", "DeletionDisabled", message)
+            _set_condition(patch, status, meta, disabled, desired.name)
             raise kopf.TemporaryError(message, delay=DELETION_RETRY * 6)
         with contextlib.suppress(
             TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_topic_operator.kafka.assignment import RandomSource
+from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.plan import Plan, Reason, plan
@@ -21,6 +22,7 @@ from kafka_topic_operator.zk.snapshot_reader import read_cluster
 class Step:
     desired: DesiredTopic | None  # None when the spec is invalid
     plan: Plan
+    snapshot: ClusterSnapshot | None = None  # what was read to plan; current if nothing written
 
 
 def reconcile_topic(
@@ -52,4 +54,4 @@ def reconcile_topic(
     )
     if step.blocked is None:
         apply_actions(zk, desired.name, step.actions)
-    return Step(desired, step)
+    return Step(desired, step, snapshot)
