@@ -35,6 +35,7 @@ class ResourceStates:
         self._lock = threading.Lock()
         self._reasons: dict[str, str] = {}
         self._offline: dict[str, int] = {}
+        self._seen: set[str] = set()  # reasons once reported: their gauge drops to 0, not away
 
     def record(self, resource: str, reason: str, offline: int) -> None:
         with self._lock:
@@ -50,7 +51,8 @@ class ResourceStates:
 
     def _publish(self) -> None:
         counts = Tally(self._reasons.values())
-        for reason in {*counts, *(labels[0] for labels in _known_labels())}:
+        self._seen.update(counts)
+        for reason in self._seen:
             TOPICS.labels(reason).set(counts.get(reason, 0))
         OFFLINE_PARTITIONS.set(sum(self._offline.values()))
         DELETIONS_WAITING.set(
@@ -58,10 +60,6 @@ class ResourceStates:
                 1 for r in self._reasons.values() if r in ("DeletionIneligible", "DeletionDisabled")
             )
         )
-
-
-def _known_labels() -> list[tuple[str, ...]]:
-    return [tuple(s.labels.values()) for m in TOPICS.collect() for s in m.samples]
 
 
 STATES = ResourceStates()
