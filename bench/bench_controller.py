@@ -46,14 +46,16 @@ def raw_client(connect: str) -> KazooClient:
     return client
 
 
-def raw_create(client: KazooClient, nodes: list[tuple[str, bytes]]) -> float:
-    """Pipelined multi-op creates in order (parents before children); returns seconds."""
+def raw_multi(client: KazooClient, nodes: list[tuple[str, bytes]], operation: str) -> float:
+    """Pipelined multi-op transactions of BATCH `create`s or `set_data`s, in order (parents
+    before children); returns seconds."""
     began = time.perf_counter()
     pending = []
     for start in range(0, len(nodes), BATCH):
         transaction = client.transaction()
+        add = getattr(transaction, operation)
         for path, data in nodes[start : start + BATCH]:
-            transaction.create(path, data)
+            add(path, data)
         pending.append(transaction.commit_async())
     for result in pending:
         outcome = result.get()
@@ -61,22 +63,13 @@ def raw_create(client: KazooClient, nodes: list[tuple[str, bytes]]) -> float:
     return time.perf_counter() - began
 
 
+def raw_create(client: KazooClient, nodes: list[tuple[str, bytes]]) -> float:
+    return raw_multi(client, nodes, "create")
+
+
 def raw_read(client: KazooClient, paths: list[str]) -> float:
     began = time.perf_counter()
     pending = [client.get_async(p) for p in paths]
-    for result in pending:
-        result.get()
-    return time.perf_counter() - began
-
-
-def raw_rewrite(client: KazooClient, nodes: list[tuple[str, bytes]]) -> float:
-    began = time.perf_counter()
-    pending = []
-    for start in range(0, len(nodes), BATCH):
-        transaction = client.transaction()
-        for path, data in nodes[start : start + BATCH]:
-            transaction.set_data(path, data)
-        pending.append(transaction.commit_async())
     for result in pending:
         result.get()
     return time.perf_counter() - began
@@ -310,7 +303,9 @@ def bench_broker_failure(server: ZooKeeperServer, work: Path) -> None:
     for session in sessions.values():
         session.stop()
     zk.stop()
-    rewrite = raw_rewrite(raw_client(connect + "/failure"), changed)
+    rewriter = raw_client(connect + "/failure")
+    rewrite = raw_multi(rewriter, changed, "set_data")
+    rewriter.stop()
     setup.stop()
     print(
         f"controller broker failure: broker 0 led {len(led):,} of {len(everything):,} "
