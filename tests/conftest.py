@@ -5,10 +5,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from kafka_topic_operator.zk.server import ZooKeeperServer
+
+if TYPE_CHECKING:
+    from kafka_topic_operator.zk.client import ZkClient
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +36,14 @@ def zk_chroot(zookeeper_server: ZooKeeperServer) -> str:
     finally:
         root.stop()
     return zookeeper_server.connect_string + chroot
+
+
+@pytest.fixture
+def zk(zk_chroot: str) -> Iterator[ZkClient]:
+    """A connected client in the test's chroot."""
+    from kafka_topic_operator.zk.client import ZkClient
+
+    client = ZkClient(zk_chroot)
+    client.start()
+    yield client
+    client.stop()

@@ -27,14 +27,6 @@ CONTROLLER_ID = 5
 CONTROLLER_EPOCH = 50
 
 
-@pytest.fixture
-def zk(zk_chroot: str) -> Iterator[ZkClient]:
-    client = ZkClient(zk_chroot)
-    client.start()
-    yield client
-    client.stop()
-
-
 class Harness:
     """Kafka's state machine tests' setup: controller 5 at epoch 50, on a real ZooKeeper."""
 

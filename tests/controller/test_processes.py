@@ -86,14 +86,6 @@ def procs(zk_chroot: str, tmp_path: Path) -> Iterator[Processes]:
         print(f"----- {name}\n{log.read_text()[-20000:]}")
 
 
-@pytest.fixture
-def zk(zk_chroot: str) -> Iterator[ZkClient]:
-    client = ZkClient(zk_chroot)
-    client.start()
-    yield client
-    client.stop()
-
-
 def read_state(
     zk: ZkClient, tp: TopicPartition, watch: object = None
 ) -> LeaderIsrAndControllerEpoch | None:

@@ -3,8 +3,6 @@ controller that writes requests and reads responses, and waits on ZooKeeper watc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from kto_testing import Waiter
 
@@ -48,14 +46,6 @@ class PlayedController:
     def call(self, broker_id: int, request: bc.Request) -> bc.Response:
         self.send(broker_id, request)
         return self.await_response(broker_id, request.correlation_id)
-
-
-@pytest.fixture
-def zk(zk_chroot: str) -> Iterator[ZkClient]:
-    client = ZkClient(zk_chroot)
-    client.start()
-    yield client
-    client.stop()
 
 
 @pytest.fixture

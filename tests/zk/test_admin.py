@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from kafka_topic_operator.kafka.errors import TopicExistsException
@@ -12,14 +10,6 @@ from kafka_topic_operator.zk.admin import NewTopic
 from kafka_topic_operator.zk.client import ZkClient
 
 pytestmark = pytest.mark.zookeeper
-
-
-@pytest.fixture
-def zk(zk_chroot: str) -> Iterator[ZkClient]:
-    client = ZkClient(zk_chroot)
-    client.start()
-    yield client
-    client.stop()
 
 
 def written(zk: ZkClient, topic: str) -> tuple[dict[int, tuple[int, ...]], dict[str, str]]:

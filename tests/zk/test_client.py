@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from kto_testing import eventually
 
@@ -24,14 +22,6 @@ from kafka_topic_operator.zk.client import (
 )
 
 pytestmark = pytest.mark.zookeeper
-
-
-@pytest.fixture
-def zk(zk_chroot: str) -> Iterator[ZkClient]:
-    client = ZkClient(zk_chroot)
-    client.start()
-    yield client
-    client.stop()
 
 
 def test_create_get_and_conditional_set(zk: ZkClient) -> None:
