@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kto_testing import eventually
 
 from kafka_topic_operator.devbroker.broker import BrokerConfig, BrokerRegistrationError, DevBroker
 from kafka_topic_operator.devbroker.log_dirs import read_status
@@ -34,6 +36,17 @@ pytestmark = pytest.mark.zookeeper
 T0 = TopicPartition("t", 0)
 TOPIC_ID = "q1s3mTg9RqSd3Y1y6G3l1w"
 StartBroker = Callable[..., DevBroker]
+
+
+def status_with(broker: DevBroker, condition: Callable[[Any], bool]) -> dict[str, Any]:
+    """The status file once it shows `condition`: request handling rewrites it at most every
+    STATUS_INTERVAL."""
+
+    def current() -> dict[str, Any] | None:
+        status = read_status(broker.log_dir.path)
+        return status if status is not None and condition(status) else None
+
+    return eventually(current, "the broker's status file")
 
 
 @pytest.fixture
@@ -179,8 +192,7 @@ def test_leader_and_isr_creates_the_log_and_answers(
         ]
         assert (directory / "partition.metadata").read_text() == f"version: 0\ntopic_id: {TOPIC_ID}"
     assert zk.children(bc.requests_path(1)) == []
-    status = read_status(broker.log_dir.path)
-    assert status is not None
+    status = status_with(broker, lambda s: len(s["partitions"]) == 2)
     partitions = status["partitions"]
     assert isinstance(partitions, list)
     assert [(p["partition"], p["role"]) for p in partitions] == [(0, "leader"), (1, "follower")]
@@ -198,8 +210,7 @@ def test_stop_replica_with_delete_removes_the_partition_directory(
         "NONE", (PartitionError("t", 0, "NONE"),), correlation_id=2
     )
     assert list(broker.log_dir.path.glob("t-0*")) == []
-    status = read_status(broker.log_dir.path)
-    assert status is not None and status["partitions"] == [] and status["logs"] == []
+    status_with(broker, lambda s: s["partitions"] == [] and s["logs"] == [])
 
 
 def test_a_stale_controller_epoch_is_rejected(
@@ -327,8 +338,7 @@ def test_a_leader_adds_a_follower_that_comes_alive(
     # Only the ISR and the zkVersion move; the leader epoch and controller epoch stay.
     assert written.leader_and_isr == LeaderAndIsr(1, (1, 2), 3, partition_epoch=1)
     assert written.controller_epoch == 1
-    status = read_status(broker.log_dir.path)  # written before the notification
-    assert status is not None and isinstance(status["partitions"], list)
+    status = status_with(broker, lambda s: [p["isr"] for p in s["partitions"]] == [[1, 2]])
     (hosted,) = status["partitions"]
     assert (hosted["isr"], hosted["partition_epoch"]) == ([1, 2], 1)
 

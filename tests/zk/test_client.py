@@ -57,6 +57,24 @@ def test_multi_read_batches_keep_order_versions_and_empty_data(zk: ZkClient) -> 
     assert read[1000].data == b"1000" and read[1000].version == 0
 
 
+@pytest.mark.parametrize("multi_read", [True, False], ids=["multiRead", "pipelined"])
+def test_data_and_children_read_together(zk: ZkClient, multi_read: bool) -> None:
+    zk._multi_read_supported = multi_read  # the path taken on servers older than 3.6
+    zk.multi(
+        [Create("/p", b"parent"), Create("/p/b", b""), Create("/p/a", b"x"), Create("/e", b"")]
+    )
+    nodes, children = zk.read_many(
+        data=["/p/a", "/missing", "/p"], children=["/p", "/e", "/missing"]
+    )
+    assert [(n.path, n.data) if n else None for n in nodes] == [
+        ("/p/a", b"x"),
+        None,
+        ("/p", b"parent"),
+    ]
+    assert children == [["a", "b"], [], None]
+    assert zk.read_many() == ([], [])
+
+
 def test_reads_with_a_watch_set_it(zk: ZkClient) -> None:
     zk.create("/w", b"0")
     fired: list[object] = []

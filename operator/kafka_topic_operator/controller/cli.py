@@ -24,6 +24,7 @@ from kafka_topic_operator.argparsing import (
 )
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.process_logging import process_logging
+from kafka_topic_operator.process_tuning import tune_garbage_collector
 from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
 
 EXIT_FAILURE = 1
@@ -135,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, OSError, ValueError) as e:
         print(f"kto controller: {e}", file=sys.stderr)
         return EXIT_USAGE
+    tune_garbage_collector()
     with process_logging(args.log_level):
         return _run(KafkaController(config))
 

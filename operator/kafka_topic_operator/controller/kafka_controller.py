@@ -880,7 +880,8 @@ class KafkaController:
             and not self.deletion.is_queued(tp.topic)
         ]
         led = [tp for tp in to_act_on if ctx.leadership[tp].leader_and_isr.leader == broker]
-        followed = [tp for tp in to_act_on if tp not in set(led)]
+        leading = set(led)
+        followed = [tp for tp in to_act_on if tp not in leading]
         self.partition_sm.handle_state_changes(
             led, _P.ONLINE_PARTITION, election.ControlledShutdownElection()
         )

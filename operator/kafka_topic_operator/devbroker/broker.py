@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 
 _ISR_WRITE_ATTEMPTS: Final = 5
 _WORKER_RETRY_BACKOFF: Final = 0.5
+# The status file is a view for people and tests: while requests stream in, rewritten at most
+# this often (seconds), and less often when writing it takes long.
+STATUS_INTERVAL: Final = 0.2
 _LOGGED_PARTITIONS: Final = 10
 
 
@@ -110,6 +113,8 @@ class DevBroker:
         self._lock = threading.RLock()
         self._status_lock = threading.Lock()
         self._status: dict[str, object] = {}
+        self._status_due = 0.0  # monotonic time before which throttled writes wait
+        self._status_pending = False
         self._state = "starting"
         self.cluster_id: str | None = None
 
@@ -266,7 +271,9 @@ class DevBroker:
 
     def _run(self) -> None:
         while True:
-            self._wake.wait()
+            # A throttled status write is due: wake for it even if nothing else happens.
+            due = self._status_due - time.monotonic() if self._status_pending else None
+            self._wake.wait(None if due is None else max(due, 0.0))
             self._wake.clear()
             if self._stop_worker.is_set():
                 return
@@ -288,37 +295,37 @@ class DevBroker:
                 self._write_status_locked()
             self._process_requests()
             self._expand_isr()
+            if self._status_pending:
+                self._write_status_locked(throttled=True)
 
     # ---- requests ---------------------------------------------------------------------------
 
     def _process_requests(self) -> None:
         queue = requests_path(self.broker_id)
         names = self._zk.children(queue, watch=self._signal) or []
-        for name in names:  # sorted: ten-digit sequence numbers sort in creation order
+        # sorted: ten-digit sequence numbers sort in creation order
+        paths = [f"{queue}/{name}" for name in names if name.startswith(REQUEST_PREFIX)]
+        answered: list[tuple[str, int, Response | None]] = []
+        for node in self._zk.get_many(paths):
             if self._stop_worker.is_set():
                 break
-            if not name.startswith(REQUEST_PREFIX):
-                continue
-            path = f"{queue}/{name}"
-            node = self._zk.get(path)
-            if node is None:
-                continue
-            response = self._answer(path, node.data)
-            # The status file shows a request's effect before its answer does.
-            self._write_status_locked()
-            # Answer and dequeue in one transaction: a crash never answers twice or loses one.
-            ops: list[Create | Delete] = [Delete(path, node.version)]
+            if node is not None:
+                answered.append((node.path, node.version, self._answer(node.path, node.data)))
+        if not answered:
+            return
+        self._write_status_locked(throttled=True)
+        # Each answer and its dequeue in one transaction: a crash never answers twice or loses
+        # one. The transactions are pipelined, in queue order.
+        transactions: list[list[Create | Delete]] = []
+        for path, version, response in answered:
+            ops: list[Create | Delete] = [Delete(path, version)]
             if response is not None:
-                ops.insert(
-                    0,
-                    Create(
-                        response_prefix(self.broker_id), encode_response(response), sequence=True
-                    ),
-                )
-            try:
-                self._zk.multi(ops)
-            except TransactionFailed as e:
-                log.warning("%sCould not answer %s: %s", self._prefix, path, e)
+                answer = encode_response(response)
+                ops.insert(0, Create(response_prefix(self.broker_id), answer, sequence=True))
+            transactions.append(ops)
+        for (path, _, _), outcome in zip(answered, self._zk.multi_many(transactions), strict=True):
+            if isinstance(outcome, TransactionFailed):
+                log.warning("%sCould not answer %s: %s", self._prefix, path, outcome)
 
     def _answer(self, path: str, data: bytes) -> Response | None:
         try:
@@ -373,7 +380,7 @@ class DevBroker:
             if self._write_isr(expansion):
                 expanded.append(expansion.topic_partition)
         if expanded:
-            self._write_status_locked()
+            self._write_status_locked(throttled=True)
             # ZkIsrManager batches these for up to 5 s; a dev broker tells the controller at once.
             self._zk.create(
                 znodes.isr_change_path(), znodes.encode_isr_change(expanded), sequence=True
@@ -527,7 +534,16 @@ class DevBroker:
         finally:
             self._lock.release()
 
-    def _write_status_locked(self) -> None:
+    def _write_status_locked(self, *, throttled: bool = False) -> None:
+        """Writes the status file; `throttled` writes (request handling) wait until the last
+        write is STATUS_INTERVAL old (or nine times its duration), and the worker writes what is
+        pending then: rebuilding the status of thousands of partitions for every request would
+        cost more than the requests."""
+        began = time.monotonic()
+        if throttled and began < self._status_due:
+            self._status_pending = True
+            return
+        self._status_pending = False
         status = self.replica_manager.to_json()
         try:
             logs = [f"{tp.topic}-{tp.partition}" for tp in self.log_dir.logs()]
@@ -550,3 +566,7 @@ class DevBroker:
             self.log_dir.write_status(status)
         except OSError as e:
             log.warning("%sCannot write %s: %s", self._prefix, self.log_dir.status_path, e)
+        # Writing the status of thousands of partitions takes a while: spend at most a tenth
+        # of the time on it.
+        ended = time.monotonic()
+        self._status_due = ended + max(STATUS_INTERVAL, 9 * (ended - began))

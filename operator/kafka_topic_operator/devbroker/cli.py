@@ -30,6 +30,7 @@ from kafka_topic_operator.devbroker.log_dirs import (
     InconsistentClusterIdException,
 )
 from kafka_topic_operator.process_logging import process_logging
+from kafka_topic_operator.process_tuning import tune_garbage_collector
 from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
 from kafka_topic_operator.zk.znodes import ZNodeDataError
 
@@ -118,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kto dev-broker: {e}", file=sys.stderr)
         return EXIT_USAGE
 
+    tune_garbage_collector()
     with process_logging(args.log_level):
         return _run(DevBroker(config))
 

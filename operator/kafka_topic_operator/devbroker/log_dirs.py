@@ -9,13 +9,14 @@ does. The broker's status file (`.kto-broker-state.json`) is written here atomic
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
 import shutil
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -83,11 +84,28 @@ def _write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
     os.replace(tmp, path)
 
 
+def _sync_file_system(path: Path) -> None:
+    """syncfs(2) on the file system holding `path`: one flush for a whole request's files
+    instead of an fsync per file (os.sync where libc has no syncfs)."""
+    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    if syncfs is None:
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if syncfs(fd) != 0:
+            errno = ctypes.get_errno()
+            raise OSError(errno, os.strerror(errno), str(path))
+    finally:
+        os.close(fd)
+
+
 @dataclass
 class LogDir:
     """One log directory; every method may raise OSError when the disk does not cooperate."""
 
     path: Path
+    _unflushed: bool = field(default=False, init=False, repr=False)
 
     @property
     def status_path(self) -> Path:
@@ -149,10 +167,11 @@ class LogDir:
     def logs(self) -> list[TopicPartition]:
         """The partitions with a live log directory here, sorted."""
         found = []
-        for child in self.path.iterdir():
-            partition = parse_partition_dir_name(child.name) if child.is_dir() else None
-            if partition is not None:
-                found.append(partition)
+        with os.scandir(self.path) as entries:  # d_type: no stat per entry
+            for entry in entries:
+                partition = parse_partition_dir_name(entry.name) if entry.is_dir() else None
+                if partition is not None:
+                    found.append(partition)
         return sorted(found)
 
     def has_log(self, partition: TopicPartition) -> bool:
@@ -160,15 +179,25 @@ class LogDir:
 
     def create_log(self, partition: TopicPartition, topic_id: str | None) -> bool:
         """Creates the partition's directory and first segment if missing (True if it did), and
-        records the topic id in partition.metadata when one is known."""
+        records the topic id in partition.metadata when one is known. What it writes is on disk
+        once `flush` returns."""
         directory = self.partition_dir(partition)
         created = not directory.is_dir()
         directory.mkdir(exist_ok=True)
         for suffix in SEGMENT_SUFFIXES:
             (directory / f"{FIRST_SEGMENT}{suffix}").touch(exist_ok=True)
-        if topic_id is not None and self.topic_id(partition) != topic_id:
-            _write_atomically(directory / PARTITION_METADATA, encode_partition_metadata(topic_id))
+        if topic_id is not None and (created or self.topic_id(partition) != topic_id):
+            metadata = encode_partition_metadata(topic_id)
+            self._unflushed = True
+            _write_atomically(directory / PARTITION_METADATA, metadata, durable=False)
         return created
+
+    def flush(self) -> None:
+        """Makes what `create_log` wrote durable: one file-system flush per request, not one
+        fsync per partition (thousands of partitions arrive in one LeaderAndIsr)."""
+        if self._unflushed:
+            _sync_file_system(self.path)
+            self._unflushed = False
 
     def topic_id(self, partition: TopicPartition) -> str | None:
         path = self.partition_dir(partition) / PARTITION_METADATA
@@ -191,7 +220,9 @@ class LogDir:
     # ---- status -----------------------------------------------------------------------------
 
     def write_status(self, status: Mapping[str, object]) -> None:
-        text = json.dumps(status, indent=1, sort_keys=True) + "\n"
+        # No indent: json's C encoder only runs without one, and a status holds thousands of
+        # partitions.
+        text = json.dumps(status, sort_keys=True) + "\n"
         _write_atomically(self.status_path, text, durable=False)
 
 

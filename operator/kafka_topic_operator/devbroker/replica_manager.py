@@ -116,19 +116,12 @@ class MetadataCache:
         return deleted
 
     def to_json(self) -> dict[str, object]:
+        # Counts, not the partitions: the cache holds every partition of the cluster.
         return {
             "controller_id": self.controller_id,
             "live_brokers": sorted(self.live_brokers),
-            "partitions": [
-                {
-                    "topic": s.topic,
-                    "partition": s.partition,
-                    "leader": s.leader,
-                    "leader_epoch": s.leader_epoch,
-                    "isr": list(s.isr),
-                }
-                for _, s in sorted(self.partitions.items())
-            ],
+            "partitions": len(self.partitions),
+            "topics": len({tp.topic for tp in self.partitions}),
         }
 
 
@@ -270,6 +263,14 @@ class ReplicaManager:
                     state.leader_epoch,
                 )
                 errors[tp] = Errors.STALE_CONTROLLER_EPOCH
+        try:
+            self.log_dir.flush()
+        except OSError as e:
+            log.error("%sError while flushing log dir %s: %s", self._prefix, self.log_dir.path, e)
+            errors = {
+                tp: Errors.KAFKA_STORAGE_ERROR if error == Errors.NONE else error
+                for tp, error in errors.items()
+            }
         return LeaderAndIsrResponse(
             Errors.NONE,
             tuple(PartitionError(tp.topic, tp.partition, e) for tp, e in errors.items()),
@@ -483,7 +484,7 @@ class ReplicaManager:
         the ISR join it. A dev broker holds no data, so a live follower is always caught up."""
         live = set(live_brokers)
         out = []
-        for tp, p in sorted(self.partitions.items()):
+        for tp, p in self.partitions.items():
             if p.role is not Role.LEADER or p.leader != self.broker_id:
                 continue
             added = tuple(r for r in dict.fromkeys(p.replicas) if r not in p.isr and r in live)
@@ -502,7 +503,7 @@ class ReplicaManager:
                 p.controller_epoch,
             )
             out.append(IsrExpansion(tp, state, added))
-        return out
+        return sorted(out, key=lambda e: e.topic_partition)
 
     def leads(self, tp: TopicPartition, leader_epoch: int) -> bool:
         p = self.partitions.get(tp)

@@ -15,6 +15,7 @@ from pathlib import Path
 from kafka_topic_operator.argparsing import UsageError, positive_float
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.process_logging import process_logging
+from kafka_topic_operator.process_tuning import tune_garbage_collector
 from kafka_topic_operator.zk.client import DigestCredentials, ZkClient, ZkConnectionError
 
 EXIT_USAGE = 2
@@ -112,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, OSError, ValueError) as e:
         print(f"kto run: {e}", file=sys.stderr)
         return EXIT_USAGE
+    tune_garbage_collector()
     with process_logging(args.log_level, "kopf"):
         zk = ZkClient(
             args.zookeeper,

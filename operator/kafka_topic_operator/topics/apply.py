@@ -23,7 +23,10 @@ def apply_actions(zk: ZkClient, topic: str, actions: Iterable[Action]) -> None:
     for action in actions:
         match action:
             case CreateTopic(assignment=assignment, config=config):
-                admin.create_topic_with_assignment(zk, topic, assignment, config)
+                # The config and topic znodes in one transaction: never one without the other.
+                error = admin.create_topics(zk, [admin.NewTopic(topic, assignment, config)])[topic]
+                if error is not None:
+                    raise error
             case ChangeConfig(config=config):
                 admin.change_topic_config(zk, topic, config)
             case AddPartitions(new=new):

@@ -74,8 +74,8 @@ def create_topics(zk: ZkClient, topics: Sequence[NewTopic]) -> dict[str, Excepti
     None when created, otherwise the exception `create_topic_with_assignment` raised."""
     if not topics:
         return {}
-    for parent in (znodes.TOPICS_PATH, znodes.config_entity_type_path(znodes.ConfigType.TOPIC)):
-        zk.ensure_path(parent)
+    # No parents made first: in a Kafka cluster they exist, and where they do not the batch
+    # fails and the topic-by-topic path makes them.
     batches = [
         topics[start : start + TOPICS_PER_TRANSACTION]
         for start in range(0, len(topics), TOPICS_PER_TRANSACTION)

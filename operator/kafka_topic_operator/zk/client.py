@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
@@ -38,7 +38,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
 from kafka_topic_operator.kafka.errors import ControllerMovedException
-from kafka_topic_operator.zk.multi_read import MultiRead, ReadResult
+from kafka_topic_operator.zk.multi_read import GET_CHILDREN, GET_DATA, MultiRead, ReadResult
 
 log = logging.getLogger(__name__)
 
@@ -266,37 +266,67 @@ class ZkClient:
     ) -> list[Node | None]:
         """Pipelined reads: every request is sent before the first answer is awaited. Without a
         watch they go as multiRead batches (ZooKeeper 3.6+), one request per batch."""
-        paths = list(paths)
+        if watch is None:
+            return self.read_many(data=list(paths))[0]
         self._require_connection()
-        if watch is None and self._multi_read_supported:
+        pending = [(p, self._kazoo.get_async(p, watch=watch)) for p in paths]
+        return cast("list[Node | None]", [self._answer(p, GET_DATA, r, watch) for p, r in pending])
+
+    def children_many(self, paths: Iterable[str]) -> list[list[str] | None]:
+        return self.read_many(children=list(paths))[1]
+
+    def read_many(
+        self, data: Sequence[str] = (), children: Sequence[str] = ()
+    ) -> tuple[list[Node | None], list[list[str] | None]]:
+        """The data of `data` and the sorted children of `children` (None where a znode is
+        missing), read together: one multiRead request per batch on ZooKeeper 3.6+, pipelined
+        asynchronous reads before. Not atomic, and no watches."""
+        reads = [(GET_DATA, p) for p in data] + [(GET_CHILDREN, p) for p in children]
+        self._require_connection()
+        answers: list[Node | list[str] | None] | None = None
+        if self._multi_read_supported:
             try:
-                return self._multi_read(paths)
+                answers = self._multi_read(reads)
             except UnimplementedError:
                 log.info("ZooKeeper does not support multiRead; reading znodes one by one")
                 self._multi_read_supported = False
-        pending = [(p, self._kazoo.get_async(p, watch=watch)) for p in paths]
-        nodes: list[Node | None] = []
-        for path, result in pending:
-            try:
-                data, stat = result.get()
-            except NoNodeError:
-                nodes.append(None)
-            except KazooException:
-                # Connection trouble: retry this one synchronously.
-                nodes.append(self.get(path, watch=watch))
-            else:
-                nodes.append(_node(path, data, stat))
-        return nodes
+        if answers is None:
+            kazoo = self._kazoo
+            send = {GET_DATA: kazoo.get_async, GET_CHILDREN: kazoo.get_children_async}
+            pending = [(op, path, send[op](path)) for op, path in reads]
+            answers = [self._answer(path, op, result) for op, path, result in pending]
+        nodes = cast("list[Node | None]", answers[: len(data)])
+        return nodes, cast("list[list[str] | None]", answers[len(data) :])
 
-    def _multi_read(self, paths: list[str]) -> list[Node | None]:
+    def _answer(
+        self, path: str, operation: int, result: Any, watch: Callable[[Any], None] | None = None
+    ) -> Node | list[str] | None:
+        try:
+            answer = result.get()
+        except NoNodeError:
+            return None
+        except KazooException:
+            # Connection trouble: read this one again once the session is back.
+            return self._read_one(operation, path, watch)
+        if operation == GET_DATA:
+            return _node(path, *answer)
+        return sorted(answer)
+
+    def _read_one(
+        self, operation: int, path: str, watch: Callable[[Any], None] | None = None
+    ) -> Node | list[str] | None:
+        return self.get(path, watch) if operation == GET_DATA else self.children(path)
+
+    def _multi_read(self, reads: list[tuple[int, str]]) -> list[Node | list[str] | None]:
         chroot = self._kazoo.chroot
         pending = []
-        for start in range(0, len(paths), READS_PER_MULTI_READ):
-            batch = paths[start : start + READS_PER_MULTI_READ]
+        for start in range(0, len(reads), READS_PER_MULTI_READ):
+            batch = reads[start : start + READS_PER_MULTI_READ]
             result = self._kazoo.handler.async_result()
-            self._kazoo._call(MultiRead([_prefix_root(chroot, p) for p in batch]), result)
+            request = MultiRead([(op, _prefix_root(chroot, path)) for op, path in batch])
+            self._kazoo._call(request, result)
             pending.append((batch, result))
-        nodes: list[Node | None] = []
+        out: list[Node | list[str] | None] = []
         for batch, result in pending:
             try:
                 answers: list[ReadResult] = result.get()
@@ -304,29 +334,18 @@ class ZkClient:
                 raise
             except KazooException:
                 # Connection trouble: read this batch again once the session is back.
-                nodes.extend(self.get(path) for path in batch)
+                out.extend(self._read_one(op, path) for op, path in batch)
                 continue
-            for path, answer in zip(batch, answers, strict=True):
+            for (op, path), answer in zip(batch, answers, strict=True):
                 if answer.error is None:
-                    nodes.append(_node(path, answer.data, answer.stat))
+                    found = answer.children
+                    out.append(
+                        _node(path, answer.data, answer.stat) if found is None else sorted(found)
+                    )
                 elif isinstance(answer.error, NoNodeError):
-                    nodes.append(None)
+                    out.append(None)
                 else:
-                    nodes.append(self.get(path))
-        return nodes
-
-    def children_many(self, paths: Iterable[str]) -> list[list[str] | None]:
-        paths = list(paths)
-        self._require_connection()
-        pending = [(p, self._kazoo.get_children_async(p)) for p in paths]
-        out: list[list[str] | None] = []
-        for path, result in pending:
-            try:
-                out.append(sorted(result.get()))
-            except NoNodeError:
-                out.append(None)
-            except KazooException:
-                out.append(self.children(path))
+                    out.append(self._read_one(op, path))
         return out
 
     # ---- writes -----------------------------------------------------------------------------

@@ -6,13 +6,20 @@ never raised: a reader must not crash on another tool's bad JSON.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
 from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.client import ZkClient
+from kafka_topic_operator.zk.client import Node, ZkClient
 from kafka_topic_operator.zk.znodes import BrokerInfo, ZNodeDataError
+
+_CLUSTER_ZNODES = (
+    znodes.CONTROLLER_PATH,
+    znodes.CONTROLLER_EPOCH_PATH,
+    znodes.REASSIGN_PARTITIONS_PATH,
+)
 
 
 def read_cluster(
@@ -20,12 +27,41 @@ def read_cluster(
 ) -> ClusterSnapshot:
     """The cluster, with `topics` (all when None) read in full. `list_topics=False` skips
     listing every topic name (`topic_names` then holds only the topics read): one topic's
-    reconcile must not cost a listing of thousands."""
-    problems: list[str] = []
+    reconcile must not cost a listing of thousands.
 
-    broker_ids = zk.children(znodes.BROKER_IDS_PATH) or []
+    Reads go in rounds of multiRead requests, each round asking for all it can know to ask:
+    the lists, the cluster-wide znodes and the named topics first, then the brokers and the
+    partition states (two rounds for named topics, three when every topic is read)."""
+    problems: list[str] = []
+    listing = topics is None or list_topics
+    named = None if topics is None else sorted(set(topics))
+
+    lists = [znodes.BROKER_IDS_PATH, znodes.DELETE_TOPICS_PATH]
+    first, listed = zk.read_many(
+        data=[*_CLUSTER_ZNODES, *_topic_and_config_paths(named or [])],
+        children=[*lists, znodes.TOPICS_PATH] if listing else lists,
+    )
+    broker_ids, delete_markers = listed[0] or [], listed[1] or []
+    markers = frozenset(delete_markers)
+    all_topics = (listed[2] or []) if listing else (named or [])
+    wanted = sorted(set(all_topics) & set(named)) if named is not None else list(all_topics)
+
+    broker_paths = [znodes.BROKER_IDS_PATH + "/" + b for b in broker_ids]
+    if named is not None:
+        topic_nodes = dict(zip(named, first[len(_CLUSTER_ZNODES) :: 2], strict=True))
+        config_nodes = dict(zip(named, first[len(_CLUSTER_ZNODES) + 1 :: 2], strict=True))
+        decoded = _decode_topics(wanted, topic_nodes, problems)
+        broker_nodes, state_nodes = _read_brokers_and_states(zk, broker_paths, decoded)
+    else:
+        second, _ = zk.read_many(data=[*broker_paths, *_topic_and_config_paths(wanted)])
+        broker_nodes, rest = second[: len(broker_paths)], second[len(broker_paths) :]
+        topic_nodes = dict(zip(wanted, rest[::2], strict=True))
+        config_nodes = dict(zip(wanted, rest[1::2], strict=True))
+        decoded = _decode_topics(wanted, topic_nodes, problems)
+        _, state_nodes = _read_brokers_and_states(zk, [], decoded)
+
     brokers: dict[int, BrokerInfo] = {}
-    for node in zk.get_many(znodes.BROKER_IDS_PATH + "/" + b for b in broker_ids):
+    for node in broker_nodes:
         if node is None:
             continue  # deregistered between the two reads
         try:
@@ -35,31 +71,8 @@ def read_cluster(
         else:
             brokers[info.id] = info
 
-    if topics is None or list_topics:
-        all_topics = zk.children(znodes.TOPICS_PATH) or []
-        wanted = sorted(all_topics if topics is None else set(topics) & set(all_topics))
-    else:
-        wanted = sorted(set(topics))  # missing ones read as None below and are left out
-        all_topics = wanted
-    markers = frozenset(zk.children(znodes.DELETE_TOPICS_PATH) or [])
-
-    nodes = zk.get_many(
-        [*(znodes.topic_path(t) for t in wanted), *(znodes.topic_config_path(t) for t in wanted)]
-    )
-    topic_nodes, config_nodes = nodes[: len(wanted)], nodes[len(wanted) :]
-    decoded: dict[str, znodes.TopicZNodeData] = {}
-    for topic, node in zip(wanted, topic_nodes, strict=True):
-        if node is None:
-            continue
-        try:
-            decoded[topic] = znodes.decode_topic(node.path, node.data)
-        except ZNodeDataError as e:
-            problems.append(str(e))
-
-    state_keys = [TopicPartition(t, p) for t, d in decoded.items() for p in sorted(d.partitions)]
-    state_nodes = zk.get_many(znodes.topic_partition_state_path(tp) for tp in state_keys)
     states: dict[TopicPartition, PartitionSnapshot] = {}
-    for tp, node in zip(state_keys, state_nodes, strict=True):
+    for tp, node in state_nodes.items():
         state = None
         if node is not None:
             try:
@@ -74,10 +87,9 @@ def read_cluster(
         )
 
     snapshots: dict[str, TopicSnapshot] = {}
-    for topic, config_node in zip(wanted, config_nodes, strict=True):
-        if topic not in decoded:
-            continue
+    for topic, data in decoded.items():
         config: dict[str, str] = {}
+        config_node = config_nodes[topic]
         if config_node is not None:
             try:
                 config = znodes.decode_config(config_node.path, config_node.data)
@@ -85,42 +97,70 @@ def read_cluster(
                 problems.append(str(e))
         snapshots[topic] = TopicSnapshot(
             name=topic,
-            topic_id=decoded[topic].topic_id,
-            partitions={p: states[TopicPartition(topic, p)] for p in decoded[topic].partitions},
+            topic_id=data.topic_id,
+            partitions={p: states[TopicPartition(topic, p)] for p in data.partitions},
             config=config,
             marked_for_deletion=topic in markers,
         )
 
-    controller_id = None
-    controller_node, epoch_node, reassign_node = zk.get_many(
-        [znodes.CONTROLLER_PATH, znodes.CONTROLLER_EPOCH_PATH, znodes.REASSIGN_PARTITIONS_PATH]
-    )
-    controller_epoch = None
-    reassignments: dict[TopicPartition, tuple[int, ...]] = {}
-    try:
-        if controller_node is not None:
-            controller_id = znodes.decode_controller(
-                controller_node.path, controller_node.data
-            ).broker_id
-        if epoch_node is not None:
-            controller_epoch = znodes.decode_controller_epoch(epoch_node.path, epoch_node.data)
-        if reassign_node is not None:
-            reassignments = {
-                tp: tuple(replicas)
-                for tp, replicas in znodes.decode_reassignment(
-                    reassign_node.path, reassign_node.data
-                ).items()
-            }
-    except ZNodeDataError as e:
-        problems.append(str(e))
-
+    controller_node, epoch_node, reassign_node = first[: len(_CLUSTER_ZNODES)]
     return ClusterSnapshot(
         brokers=brokers,
         topics=snapshots,
-        controller_id=controller_id,
-        controller_epoch=controller_epoch,
-        pending_reassignments=reassignments,
+        controller_id=_decoded(controller_node, znodes.decode_controller, problems, "broker_id"),
+        controller_epoch=_decoded(epoch_node, znodes.decode_controller_epoch, problems),
+        pending_reassignments={
+            tp: tuple(replicas)
+            for tp, replicas in (
+                _decoded(reassign_node, znodes.decode_reassignment, problems) or {}
+            ).items()
+        },
         deletion_markers=markers,
         problems=tuple(problems),
-        topic_names=frozenset(all_topics if list_topics else snapshots),
+        topic_names=frozenset(all_topics if listing else snapshots),
     )
+
+
+def _topic_and_config_paths(topics: Iterable[str]) -> list[str]:
+    """Each topic's znode followed by its config znode."""
+    return [path for t in topics for path in (znodes.topic_path(t), znodes.topic_config_path(t))]
+
+
+def _decode_topics(
+    wanted: Iterable[str], nodes: Mapping[str, Node | None], problems: list[str]
+) -> dict[str, znodes.TopicZNodeData]:
+    decoded: dict[str, znodes.TopicZNodeData] = {}
+    for topic in wanted:
+        node = nodes[topic]
+        if node is None:
+            continue
+        try:
+            decoded[topic] = znodes.decode_topic(node.path, node.data)
+        except ZNodeDataError as e:
+            problems.append(str(e))
+    return decoded
+
+
+def _read_brokers_and_states(
+    zk: ZkClient, broker_paths: Sequence[str], topics: Mapping[str, znodes.TopicZNodeData]
+) -> tuple[list[Node | None], dict[TopicPartition, Node | None]]:
+    keys = [TopicPartition(t, p) for t, d in topics.items() for p in sorted(d.partitions)]
+    if not broker_paths and not keys:
+        return [], {}
+    nodes, _ = zk.read_many(
+        data=[*broker_paths, *(znodes.topic_partition_state_path(tp) for tp in keys)]
+    )
+    return nodes[: len(broker_paths)], dict(zip(keys, nodes[len(broker_paths) :], strict=True))
+
+
+def _decoded(node: Node | None, decode: Callable[[str, bytes], Any], problems: list[str],
+             attribute: str | None = None) -> Any:  # fmt: skip
+    """`decode` of a znode that may be missing (None) or malformed (None, with the problem)."""
+    if node is None:
+        return None
+    try:
+        value = decode(node.path, node.data)
+    except ZNodeDataError as e:
+        problems.append(str(e))
+        return None
+    return getattr(value, attribute) if attribute else value
