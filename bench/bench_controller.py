@@ -20,13 +20,13 @@ import logging
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
+from bench_support import scratch_dir, warm_up
 from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
@@ -65,6 +65,19 @@ def raw_multi(client: KazooClient, nodes: list[tuple[str, bytes]], operation: st
 
 def raw_create(client: KazooClient, nodes: list[tuple[str, bytes]]) -> float:
     return raw_multi(client, nodes, "create")
+
+
+def raw_create_one_at_a_time(client: KazooClient, nodes: list[tuple[str, bytes]]) -> float:
+    """Multi-op transactions of BATCH creates, each committed and awaited before the next (the
+    plain kazoo way, and how the environment notes measured "about 20,000 znodes/s")."""
+    began = time.perf_counter()
+    for start in range(0, len(nodes), BATCH):
+        transaction = client.transaction()
+        for path, data in nodes[start : start + BATCH]:
+            transaction.create(path, data)
+        outcome = transaction.commit()
+        assert not any(isinstance(r, Exception) for r in outcome), outcome[:3]
+    return time.perf_counter() - began
 
 
 def raw_read(client: KazooClient, paths: list[str]) -> float:
@@ -195,21 +208,29 @@ def bench_creation(server: ZooKeeperServer, work: Path) -> None:
     state = znodes.encode_partition_state(
         LeaderIsrAndControllerEpoch(LeaderAndIsr(0, (0, 1, 2)), 1)
     )
-    raw = float("inf")
-    for attempt in range(3):  # the anchor is cheap: its best of three
-        root = f"/creation-raw-{attempt}"
-        setup.ensure_path(root)
-        nodes: list[tuple[str, bytes]] = []
-        for t in new:
-            nodes.append((f"{root}/{t.name}", b""))
-            nodes.extend((f"{root}/{t.name}/{p}", state) for p in range(partitions * 2 - 1))
-        raw = min(raw, raw_create(setup, nodes[:writes]))
+    pipelined = one_at_a_time = float("inf")
+    for attempt in range(3):  # the anchors are cheap: their best of three
+        for name, create in (("pipelined", raw_create), ("sequential", raw_create_one_at_a_time)):
+            root = f"/creation-raw-{name}-{attempt}"
+            setup.ensure_path(root)
+            nodes: list[tuple[str, bytes]] = []
+            for t in new:
+                nodes.append((f"{root}/{t.name}", b""))
+                nodes.extend((f"{root}/{t.name}/{p}", state) for p in range(partitions * 2 - 1))
+            took = create(setup, nodes[:writes])
+            if name == "pipelined":
+                pipelined = min(pipelined, took)
+            else:
+                one_at_a_time = min(one_at_a_time, took)
     setup.stop()
-    ours_rate, raw_rate = writes / ours, writes / raw
+    ours_rate = writes / ours
+    sequential_rate, pipelined_rate = writes / one_at_a_time, writes / pipelined
     print(
         f"controller creation, {topics} topics x {partitions} x RF3: {writes} znode writes in "
-        f"{ours:.2f} s = {ours_rate:,.0f}/s; raw kazoo multi-op creates {raw_rate:,.0f}/s; "
-        f"ratio {ours_rate / raw_rate:.2f} (target >= 0.50)"
+        f"{ours:.2f} s = {ours_rate:,.0f}/s; raw kazoo multi-op creates of {BATCH}, one "
+        f"transaction at a time {sequential_rate:,.0f}/s (ratio "
+        f"{ours_rate / sequential_rate:.2f}), pipelined {pipelined_rate:,.0f}/s (ratio "
+        f"{ours_rate / pipelined_rate:.2f}); target >= 0.50"
     )
 
 
@@ -318,10 +339,11 @@ def bench_broker_failure(server: ZooKeeperServer, work: Path) -> None:
 def main() -> None:
     logging.getLogger("kazoo").setLevel(logging.ERROR)  # sessions closed on purpose
     with (
-        tempfile.TemporaryDirectory(prefix="kto-bench-") as tmp,
+        scratch_dir("kto-bench-controller-") as tmp,
         ZooKeeperServer(Path(tmp) / "zk") as server,
     ):
         work = Path(tmp)
+        warm_up(server.connect_string)
         bench_creation(server, work)
         bench_failover(server, work)
         bench_broker_failure(server, work)

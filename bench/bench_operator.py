@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from bench_support import scratch_dir, warm_up
 from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
@@ -53,11 +53,12 @@ def ready_count(base: str) -> int:
 
 def main() -> None:
     with (
-        tempfile.TemporaryDirectory(prefix="kto-bench-op-") as tmp,
+        scratch_dir("kto-bench-operator-") as tmp,
         ZooKeeperServer(Path(tmp) / "zk") as server,
         ApiServer() as api,
     ):
         work = Path(tmp)
+        warm_up(server.connect_string)
         connect = server.connect_string + "/kafka"
         zk = ZkClient(server.connect_string)
         zk.start()
