@@ -144,7 +144,12 @@ def test_normalisation_to_kafkas_strings() -> None:
         ),
         (
             {"message.format.version": "banana"},
-            "Invalid value banana for configuration message.format.version: Version `banana` is not a "
+            "Invalid value banana for configuration message.format.version: Version banana is not a "
+            "valid version",
+        ),
+        (
+            {"message.format.version": " 9.9 "},
+            "Invalid value 9.9 for configuration message.format.version: Version 9.9 is not a "
             "valid version",
         ),
         (

@@ -161,6 +161,8 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
      "retention.ms: Value must be at least -1"),
     ("t", {**BASE, "config": {"segment.bytes": "2GB"}}, "Invalid value 2GB for configuration "
      "segment.bytes: Not a number of type INT"),
+    ("t", {**BASE, "config": {"message.format.version": "3.7"}}, "Invalid value 3.7 for "
+     "configuration message.format.version: Version 3.7 is not a valid version"),
     ("t", {**BASE, "config": {"unclean.leader.election.enable": 1}}, "Invalid value 1 for "
      "configuration unclean.leader.election.enable: Expected value to be either true or false"),
     ("t", {**BASE, "config": {"": 1}}, "spec.config: Unknown topic config name: "),

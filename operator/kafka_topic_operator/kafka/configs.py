@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Final
 
 from kafka_topic_operator.kafka.errors import InvalidConfigurationException
+from kafka_topic_operator.kafka.metadata_version import InvalidVersion, from_version_string
 
 LONG_MAX: Final = 2**63 - 1
 INT_MAX: Final = 2**31 - 1
@@ -309,7 +310,6 @@ TOPIC_CONFIGS: Final[Mapping[str, TopicConfigKey]] = {k.name: k for k in _KEYS}
 ConfigValue = str | int | bool | float
 
 _THROTTLED = re.compile(r"^\s*([0-9]+\s*:\s*[0-9]+\s*)(,\s*[0-9]+\s*:\s*[0-9]+\s*)*$")
-_VERSION = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?(-IV[0-9]+)?$")
 _JAVA_CLASS = {str: "java.lang.String", int: "java.lang.Integer", float: "java.lang.Double",
                bool: "java.lang.Boolean"}  # fmt: skip
 
@@ -388,8 +388,11 @@ def _normalize(key: TopicConfigKey, value: ConfigValue) -> str:
             text = value.strip()
             if key.allowed and text not in key.allowed:
                 raise _error(key.name, value, "String must be one of: " + ", ".join(key.allowed))
-            if key.version_string and not _VERSION.match(text):
-                raise _error(key.name, value, "Version `" + text + "` is not a valid version")
+            if key.version_string:
+                try:
+                    from_version_string(text)
+                except InvalidVersion as e:
+                    raise _error(key.name, text, str(e)) from None
             return text
         case ConfigType.LIST:
             if not isinstance(value, str):
