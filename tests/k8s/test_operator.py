@@ -384,6 +384,69 @@ def test_a_replication_factor_change_is_a_minimal_reassignment(setup: Setup) -> 
     assert not setup.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
 
 
+def test_a_reassignment_in_progress_shows_in_status(setup: Setup) -> None:
+    # Broker 3 is registered with no dev broker behind it. As the partition's leader it never
+    # adds a follower to the ISR, so the reassignment below stays open.
+    endpoint = znodes.EndPoint("PLAINTEXT", "localhost", 9095, znodes.SecurityProtocol.PLAINTEXT)
+    fake = znodes.BrokerInfo(id=3, endpoints=(endpoint,), rack="rack-3", jmx_port=-1,
+                             timestamp=0)  # fmt: skip
+    setup.zk.create(znodes.broker_path(3), znodes.encode_broker(fake), ephemeral=True)
+    setup.apply("moving", replicaAssignment=[[3]])
+    setup.ready("moving")
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "moving", {"spec": {"replicaAssignment": [[3, 0]]}}
+    )
+
+    def moving() -> dict[str, Any] | None:
+        status = (setup.get("moving") or {}).get("status") or {}
+        return status if "replicasChange" in status else None
+
+    status = eventually(moving, "the reassignment in status", timeout=60)
+    assert status["replicasChange"] == {"partitionsMoving": [0], "targets": {"0": [3, 0]}}
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "Reconciling"), ready
+    assert topic_partitions(setup.zk, "moving") == {0: (3, 0)}  # adding 0, recorded in the znode
+    assert setup.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+
+
+def test_an_operator_watches_only_the_namespaces_it_is_given(
+    zk_chroot: str, tmp_path: Path
+) -> None:
+    from kubernetes import client
+
+    with running(zk_chroot, tmp_path, "--namespace", "team-a", "--namespace", "team-b") as setup:
+        core = client.CoreV1Api()
+        for namespace in ("team-a", "team-b", "elsewhere"):
+            core.create_namespace({"metadata": {"name": namespace}})
+
+        def apply(namespace: str, name: str, topic: str) -> None:
+            body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaTopic",
+                    "metadata": {"name": name},
+                    "spec": {"topicName": topic, "partitions": 1, "replicas": 1}}  # fmt: skip
+            setup.api.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+
+        def reason(namespace: str, name: str) -> str | None:
+            obj = setup.api.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+            for c in (obj.get("status") or {}).get("conditions") or []:
+                if c["type"] == "Ready":
+                    return str(c["reason"])
+            return None
+
+        apply("team-a", "orders", "orders")
+        apply("elsewhere", "ignored", "ignored")
+        eventually(lambda: reason("team-a", "orders") == "Created", "team-a/orders Created")
+        # The same topic from the other watched namespace: the older resource keeps it.
+        apply("team-b", "orders-too", "orders")
+        eventually(lambda: reason("team-b", "orders-too") == "Conflict", "team-b Conflict")
+        apply("team-b", "payments", "payments")
+        eventually(lambda: reason("team-b", "payments") == "Created", "team-b/payments Created")
+        ignored = setup.api.get_namespaced_custom_object(
+            GROUP, VERSION, "elsewhere", PLURAL, "ignored"
+        )
+        assert "status" not in ignored and "finalizers" not in ignored["metadata"]
+        assert not setup.zk.exists(znodes.topic_path("ignored"))
+
+
 def test_operators_share_a_cluster_by_label_selector(zk_chroot: str, tmp_path: Path) -> None:
     with running(zk_chroot, tmp_path, "--selector", "kto.dev/cluster=blue") as setup:
         body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaTopic",
