@@ -133,7 +133,11 @@ def main() -> None:
             for process in processes:
                 process.terminate()
             for process in processes:
-                process.wait(30)
+                try:
+                    process.wait(30)
+                except subprocess.TimeoutExpired:  # stuck in shutdown: not what is measured
+                    process.kill()
+                    process.wait()
             for log in logs:
                 log.close()
             zk.stop()

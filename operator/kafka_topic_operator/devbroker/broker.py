@@ -106,6 +106,10 @@ class DevBroker:
         self._interrupted = threading.Event()
         self._answer_changed: threading.Event | None = None
         self._session_lost = False
+        # Set when the registered brokers may have changed (and at first): list them again and
+        # look at every partition for ISR expansions, not only the ones requests changed.
+        self._brokers_changed = True
+        self._live_brokers: set[int] = set()
         self._closing = False
         self._worker: threading.Thread | None = None
         # Held by the worker for a whole pass and by anyone writing the status file: the
@@ -291,6 +295,7 @@ class DevBroker:
             if self._session_lost:
                 # Kafka re-registers on a new session, with a new broker epoch.
                 self._session_lost = False
+                self._brokers_changed = True  # a new session has none of the old watches
                 self._register()
                 self._write_status_locked()
             self._process_requests()
@@ -372,13 +377,31 @@ class DevBroker:
 
     # ---- ISR expansion ----------------------------------------------------------------------
 
+    def _on_brokers_change(self, _event: object = None) -> None:
+        self._brokers_changed = True
+        self._wake.set()
+
     def _expand_isr(self) -> None:
-        names = self._zk.children(znodes.BROKER_IDS_PATH, watch=self._signal) or []
-        live = {int(n) for n in names if n.isascii() and n.isdigit()}
+        manager = self.replica_manager
+        among: set[TopicPartition] | None = manager.changed
+        manager.changed = set()
         expanded: list[TopicPartition] = []
-        for expansion in self.replica_manager.isr_expansions(live):
-            if self._write_isr(expansion):
-                expanded.append(expansion.topic_partition)
+        try:
+            if self._brokers_changed:
+                # Cleared before listing: a change during the listing sets it again.
+                self._brokers_changed = False
+                names = self._zk.children(znodes.BROKER_IDS_PATH, watch=self._on_brokers_change)
+                self._live_brokers = {int(n) for n in names or [] if n.isascii() and n.isdigit()}
+                among = None
+            for expansion in manager.isr_expansions(self._live_brokers, among):
+                if self._write_isr(expansion):
+                    expanded.append(expansion.topic_partition)
+                else:
+                    manager.changed.add(expansion.topic_partition)  # next time
+        except BaseException:
+            # ZooKeeper out of reach: look at everything again on the next pass.
+            self._brokers_changed = True
+            raise
         if expanded:
             self._write_status_locked(throttled=True)
             # ZkIsrManager batches these for up to 5 s; a dev broker tells the controller at once.
@@ -536,7 +559,7 @@ class DevBroker:
 
     def _write_status_locked(self, *, throttled: bool = False) -> None:
         """Writes the status file; `throttled` writes (request handling) wait until the last
-        write is STATUS_INTERVAL old (or nine times its duration), and the worker writes what is
+        write is STATUS_INTERVAL old (or nineteen times its duration), and the worker writes what is
         pending then: rebuilding the status of thousands of partitions for every request would
         cost more than the requests."""
         began = time.monotonic()
@@ -566,7 +589,7 @@ class DevBroker:
             self.log_dir.write_status(status)
         except OSError as e:
             log.warning("%sCannot write %s: %s", self._prefix, self.log_dir.status_path, e)
-        # Writing the status of thousands of partitions takes a while: spend at most a tenth
+        # Writing the status of thousands of partitions takes a while: spend at most a twentieth
         # of the time on it.
         ended = time.monotonic()
-        self._status_due = ended + max(STATUS_INTERVAL, 9 * (ended - began))
+        self._status_due = ended + max(STATUS_INTERVAL, 19 * (ended - began))

@@ -72,11 +72,12 @@ def decode_partition_metadata(text: str) -> str | None:
     return topic_id[1].strip() or None
 
 
-def _write_atomically(path: Path, text: str, *, durable: bool = True) -> None:
+def _write_atomically(path: str | Path, text: str, *, durable: bool = True) -> None:
     # Write beside the target and rename over it, so readers never see a partial file; flushed
     # to disk first where Kafka flushes (the status file is only a view, so it is not).
-    tmp = path.with_name(f"{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
+    path = os.fspath(path)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
         if durable:
             f.flush()
@@ -181,15 +182,21 @@ class LogDir:
         """Creates the partition's directory and first segment if missing (True if it did), and
         records the topic id in partition.metadata when one is known. What it writes is on disk
         once `flush` returns."""
-        directory = self.partition_dir(partition)
-        created = not directory.is_dir()
-        directory.mkdir(exist_ok=True)
+        # os calls on strings, not pathlib: a LeaderAndIsr brings thousands of partitions.
+        directory = os.path.join(self.path, partition_dir_name(partition))
+        try:
+            os.mkdir(directory)
+            created = True
+        except FileExistsError:
+            created = False
         for suffix in SEGMENT_SUFFIXES:
-            (directory / f"{FIRST_SEGMENT}{suffix}").touch(exist_ok=True)
+            segment = os.path.join(directory, FIRST_SEGMENT + suffix)
+            os.close(os.open(segment, os.O_WRONLY | os.O_CREAT, 0o644))
         if topic_id is not None and (created or self.topic_id(partition) != topic_id):
             metadata = encode_partition_metadata(topic_id)
             self._unflushed = True
-            _write_atomically(directory / PARTITION_METADATA, metadata, durable=False)
+            path = os.path.join(directory, PARTITION_METADATA)
+            _write_atomically(path, metadata, durable=False)
         return created
 
     def flush(self) -> None:
@@ -200,10 +207,11 @@ class LogDir:
             self._unflushed = False
 
     def topic_id(self, partition: TopicPartition) -> str | None:
-        path = self.partition_dir(partition) / PARTITION_METADATA
+        path = os.path.join(self.path, partition_dir_name(partition), PARTITION_METADATA)
         try:
-            return decode_partition_metadata(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            with open(path, encoding="utf-8") as f:
+                return decode_partition_metadata(f.read())
+        except (FileNotFoundError, NotADirectoryError):
             return None
 
     def delete_log(self, partition: TopicPartition) -> bool:

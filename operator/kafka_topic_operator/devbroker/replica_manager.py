@@ -153,6 +153,8 @@ class ReplicaManager:
         self.broker_epoch = UNKNOWN_BROKER_EPOCH
         self.controller_epoch = INITIAL_CONTROLLER_EPOCH - 1
         self.partitions: dict[TopicPartition, HostedPartition] = {}
+        # Partitions a LeaderAndIsr changed since the leader last looked for ISR expansions.
+        self.changed: set[TopicPartition] = set()
         self.metadata = MetadataCache()
         self._prefix = f"[Broker id={broker_id}] "
 
@@ -298,6 +300,7 @@ class ReplicaManager:
             )
             return Errors.KAFKA_STORAGE_ERROR
         role = Role.LEADER if state.leader == self.broker_id else Role.FOLLOWER
+        self.changed.add(tp)
         self.partitions[tp] = HostedPartition(
             topic_partition=tp,
             role=role,
@@ -479,13 +482,18 @@ class ReplicaManager:
 
     # ---- ISR expansion (the leader's side of Partition.maybeExpandIsr) ----------------------
 
-    def isr_expansions(self, live_brokers: Iterable[int]) -> list[IsrExpansion]:
-        """For each partition this broker leads: the assigned replicas that are alive but not in
-        the ISR join it. A dev broker holds no data, so a live follower is always caught up."""
+    def isr_expansions(
+        self, live_brokers: Iterable[int], among: Iterable[TopicPartition] | None = None
+    ) -> list[IsrExpansion]:
+        """For each partition this broker leads (of `among`, or all): the assigned replicas that
+        are alive but not in the ISR join it. A dev broker holds no data, so a live follower is
+        always caught up."""
         live = set(live_brokers)
         out = []
-        for tp, p in self.partitions.items():
-            if p.role is not Role.LEADER or p.leader != self.broker_id:
+        candidates = self.partitions if among is None else among
+        for tp in candidates:
+            p = self.partitions.get(tp)
+            if p is None or p.role is not Role.LEADER or p.leader != self.broker_id:
                 continue
             added = tuple(r for r in dict.fromkeys(p.replicas) if r not in p.isr and r in live)
             if not added:
