@@ -82,7 +82,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     )
     settings.posting.level = logging.WARNING
     # Handlers wait on ZooKeeper most of the time: more of them in flight than kopf's default.
-    settings.execution.max_workers = 200
+    settings.execution.max_workers = 128
 
 
 @kopf.on.probe(id="zookeeper")

@@ -43,7 +43,7 @@ def reconcile_topic(
     names = (
         snapshot.topic_names
         if desired.name in snapshot.topics
-        else frozenset(zk.children(znodes.TOPICS_PATH) or [])
+        else frozenset(zk.children_many([znodes.TOPICS_PATH])[0] or [])
     )
     step = plan(
         desired,

@@ -282,6 +282,8 @@ class ZkClient:
         missing), read together: one multiRead request per batch on ZooKeeper 3.6+, pipelined
         asynchronous reads before. Not atomic, and no watches."""
         reads = [(GET_DATA, p) for p in data] + [(GET_CHILDREN, p) for p in children]
+        if not reads:
+            return [], []
         self._require_connection()
         answers: list[Node | list[str] | None] | None = None
         if self._multi_read_supported:
