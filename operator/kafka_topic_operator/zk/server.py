@@ -64,6 +64,11 @@ class ZooKeeperServer:
         return f"127.0.0.1:{self.port}"
 
     @property
+    def pid(self) -> int | None:
+        """The server's process (zkServer.sh execs the JVM), None when it is not running."""
+        return self._process.pid if self._process is not None else None
+
+    @property
     def config_path(self) -> Path:
         return self.directory / "zoo.cfg"
 
