@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_topic_operator.devbroker import log_dirs
 from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.devbroker.replica_manager import ReplicaManager, Role
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
@@ -34,6 +35,13 @@ class FailingLogDir(LogDir):
 
     def delete_log(self, partition: TopicPartition) -> bool:
         raise OSError(f"Input/output error: {self.partition_dir(partition)}")
+
+
+class UnflushableLogDir(LogDir):
+    """A disk whose flush fails after the partitions' files were written."""
+
+    def flush(self) -> None:
+        raise OSError("Input/output error")
 
 
 @pytest.fixture
@@ -262,6 +270,24 @@ def test_a_log_that_cannot_be_created_is_a_storage_error(tmp_path: Path) -> None
     response = rm.handle(leader_and_isr(lai_state(T0), lai_state(T1)))
     assert errors(response) == {T0: "KAFKA_STORAGE_ERROR", T1: "NONE"}
     assert T0 not in rm.partitions
+
+
+def test_a_failed_flush_makes_the_new_partitions_storage_errors(tmp_path: Path) -> None:
+    rm = ReplicaManager(1, UnflushableLogDir(tmp_path))
+    response = rm.handle(leader_and_isr(lai_state(T0), lai_state(T1)))
+    assert errors(response) == {T0: "KAFKA_STORAGE_ERROR", T1: "KAFKA_STORAGE_ERROR"}
+
+
+def test_one_flush_makes_a_requests_partition_metadata_durable(
+    rm: ReplicaManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[Path] = []
+    monkeypatch.setattr(log_dirs, "_sync_file_system", flushed.append)
+    rm.handle(leader_and_isr(lai_state(T0), lai_state(T1)))
+    assert flushed == [rm.log_dir.path]  # one file-system flush, before the answer
+    assert rm.log_dir.topic_id(T1) == TOPIC_ID
+    rm.handle(leader_and_isr(lai_state(T0), lai_state(T1)))
+    assert flushed == [rm.log_dir.path]  # nothing written, nothing to flush
 
 
 def test_update_metadata_replaces_brokers_and_drops_deleted_partitions(rm: ReplicaManager) -> None:

@@ -10,6 +10,7 @@ does. The broker's status file (`.kto-broker-state.json`) is written here atomic
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
@@ -73,8 +74,9 @@ def decode_partition_metadata(text: str) -> str | None:
 
 
 def _write_atomically(path: str | Path, text: str, *, durable: bool = True) -> None:
-    # Write beside the target and rename over it, so readers never see a partial file; flushed
-    # to disk first where Kafka flushes (the status file is only a view, so it is not).
+    # Write beside the target and rename over it, so readers never see a partial file. `durable`
+    # flushes this file at once; partition.metadata files wait for LogDir.flush, and the status
+    # file is only a view.
     path = os.fspath(path)
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -85,10 +87,15 @@ def _write_atomically(path: str | Path, text: str, *, durable: bool = True) -> N
     os.replace(tmp, path)
 
 
+@functools.cache
+def _syncfs() -> Any:
+    return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+
+
 def _sync_file_system(path: Path) -> None:
     """syncfs(2) on the file system holding `path`: one flush for a whole request's files
     instead of an fsync per file (os.sync where libc has no syncfs)."""
-    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    syncfs = _syncfs()
     if syncfs is None:
         os.sync()
         return
