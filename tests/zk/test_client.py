@@ -78,9 +78,12 @@ def test_data_and_children_read_together(zk: ZkClient, multi_read: bool) -> None
 def test_reads_with_a_watch_set_it(zk: ZkClient) -> None:
     zk.create("/w", b"0")
     fired: list[object] = []
-    assert [n.data if n else None for n in zk.get_many(["/w"], watch=fired.append)] == [b"0"]
+    nodes = zk.get_many(["/w", "/later"], watch=fired.append)
+    assert [n.data if n else None for n in nodes] == [b"0", None]
     zk.set("/w", b"1")
-    eventually(lambda: fired, "the data watch to fire", timeout=10)
+    eventually(lambda: len(fired) == 1, "the data watch to fire", timeout=10)
+    zk.create("/later", b"")  # as Kafka's exists-watches do, a missing znode's fires on creation
+    eventually(lambda: len(fired) == 2, "the creation watch to fire", timeout=10)
 
 
 def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClient) -> None:

@@ -265,12 +265,26 @@ class ZkClient:
         self, paths: Iterable[str], watch: Callable[[Any], None] | None = None
     ) -> list[Node | None]:
         """Pipelined reads: every request is sent before the first answer is awaited. Without a
-        watch they go as multiRead batches (ZooKeeper 3.6+), one request per batch."""
+        watch they go as multiRead batches (ZooKeeper 3.6+), one request per batch. With one,
+        the watch is set by an `exists` per znode (as Kafka's registerZNodeChangeHandler does:
+        it also fires when a missing znode appears), sent first, and the data read by multiRead:
+        the session answers in order, so the caller waits for one answer, not one per znode."""
+        paths = list(paths)
         if watch is None:
-            return self.read_many(data=list(paths))[0]
+            return self.read_many(data=paths)[0]
         self._require_connection()
-        pending = [(p, self._kazoo.get_async(p, watch=watch)) for p in paths]
-        return cast("list[Node | None]", [self._answer(p, GET_DATA, r, watch) for p, r in pending])
+        if not self._multi_read_supported:
+            pending = [(p, self._kazoo.get_async(p, watch=watch)) for p in paths]
+            answers = [self._answer(p, GET_DATA, r, watch) for p, r in pending]
+            return cast("list[Node | None]", answers)
+        watches = [(p, self._kazoo.exists_async(p, watch=watch)) for p in paths]
+        nodes = self.read_many(data=paths)[0]
+        for path, result in watches:
+            try:
+                result.get()  # answered before the multiRead was: no wait
+            except KazooException:
+                self.exists(path, watch=watch)  # connection trouble: set it again
+        return nodes
 
     def children_many(self, paths: Iterable[str]) -> list[list[str] | None]:
         return self.read_many(children=list(paths))[1]
