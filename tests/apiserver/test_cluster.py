@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import pytest
@@ -50,6 +51,17 @@ def test_create_stamps_server_fields_and_defaults(cluster: Cluster) -> None:
     assert meta["creationTimestamp"].endswith("Z")
     assert meta["resourceVersion"] == str(cluster.store.rv)
     assert obj["spec"] == {"partitions": 3, "replicas": 1}
+
+
+def test_creation_timestamp_is_never_behind_the_wall_clock(cluster: Cluster) -> None:
+    # Just after a second begins, when a coarse clock would still show the previous one.
+    for n in range(3):
+        before = datetime.datetime.now(datetime.UTC)
+        while datetime.datetime.now(datetime.UTC).second == before.second:
+            pass
+        seen = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        obj = cluster.create(topics(cluster), "default", topic(f"t{n}")).obj
+        assert obj["metadata"]["creationTimestamp"] >= seen
 
 
 def test_create_twice_is_already_exists(cluster: Cluster) -> None:

@@ -40,7 +40,9 @@ CRDS = "apiextensions.k8s.io/customresourcedefinitions"
 
 
 def now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    # time.gmtime() alone reads C's time(), a coarse clock that can lag time.time() by a tick:
+    # a client that saw the second change could still be stamped with the previous one.
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time()))
 
 
 @dataclass
