@@ -5,6 +5,7 @@ Kubernetes Python client as kubectl would drive them."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import subprocess
 import sys
@@ -223,6 +224,25 @@ def test_two_resources_for_one_topic_the_oldest_wins(setup: Setup) -> None:
     setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "second")
     eventually(lambda: setup.get("second") is None, "the loser released", timeout=60)
     assert setup.zk.exists(znodes.topic_path("shared"))
+
+
+def test_after_a_restart_the_oldest_resource_wins_whichever_is_listed_first(setup: Setup) -> None:
+    setup.operator.terminate()
+    setup.operator.wait(30)
+    setup.apply("z-older", topicName="contested", partitions=1, replicas=1)
+    older = (setup.get("z-older") or {})["metadata"]["creationTimestamp"]
+
+    def later_second() -> bool:
+        return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") > older
+
+    eventually(later_second, "a creationTimestamp later than the older resource's")
+    # Listed (and so handled) first, and asking for more partitions than the owner.
+    setup.apply("a-younger", topicName="contested", partitions=2, replicas=1)
+    setup.operator = setup.restart_operator()
+    assert setup.ready("z-older")["status"]["topicName"] == "contested"
+    _, _, message = reason_is(setup, "a-younger", "Conflict")
+    assert message == "Topic 'contested' is already managed by KafkaTopic default/z-older"
+    assert len(topic_partitions(setup.zk, "contested")) == 1
 
 
 def test_retain_and_unmanaged_resources_release_without_deleting(setup: Setup) -> None:

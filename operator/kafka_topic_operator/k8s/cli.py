@@ -8,15 +8,23 @@ this project's Kafka-compatible controller, for the standalone dev cluster.
 from __future__ import annotations
 
 import argparse
+import logging
+import random
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from kafka_topic_operator.argparsing import UsageError, positive_float
+from kafka_topic_operator.argparsing import (
+    UsageError,
+    add_zookeeper_auth_arguments,
+    positive_float,
+    zookeeper_credentials,
+)
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.process_logging import process_logging
 from kafka_topic_operator.process_tuning import tune_garbage_collector
-from kafka_topic_operator.zk.client import DigestCredentials, ZkClient, ZkConnectionError
+from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
+
+log = logging.getLogger(__name__)
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -88,6 +96,13 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         metavar="NAME",
         help="kopf peering name: replicas elect one active operator (default: standalone)",
     )
+    parser.add_argument(
+        "--peering-priority",
+        type=int,
+        metavar="N",
+        help="this replica's priority in the peering; the highest is active. Default: random, "
+        "so that replicas started alike never tie (kopf pauses all replicas of equal priority)",
+    )
     parser.add_argument("--session-timeout", type=positive_float, default=18.0, metavar="SECONDS")
     parser.add_argument(
         "--zookeeper-retry-seconds",
@@ -96,8 +111,7 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long a reconcile waits for ZooKeeper before reporting ZooKeeperUnavailable",
     )
-    parser.add_argument("--zookeeper-digest-file", type=Path, metavar="FILE")
-    parser.add_argument("--zookeeper-set-acl", action="store_true")
+    add_zookeeper_auth_arguments(parser, acl=True)
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper
     )
@@ -107,10 +121,8 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        credentials = DigestCredentials.load(args.zookeeper_digest_file)
-        if args.zookeeper_set_acl and credentials is None:
-            raise UsageError("--zookeeper-set-acl needs digest credentials")
-    except (UsageError, OSError, ValueError) as e:
+        credentials = zookeeper_credentials(args)
+    except UsageError as e:  # zookeeper_credentials reports unreadable or malformed files too
         print(f"kto run: {e}", file=sys.stderr)
         return EXIT_USAGE
     tune_garbage_collector()
@@ -152,7 +164,9 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
 
     from kafka_topic_operator.k8s import handlers
 
-    handlers.RUNTIME = handlers.Runtime(zk=zk, selector=args.selector)
+    handlers.RUNTIME = handlers.Runtime(
+        zk=zk, selector=args.selector, namespaces=tuple(args.namespace or ())
+    )
     handlers.register_drift_timer(args.drift_interval)
     if args.metrics_port:
         from prometheus_client import start_http_server
@@ -160,9 +174,14 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
         from kafka_topic_operator.k8s.metrics import REGISTRY
 
         start_http_server(args.metrics_port, registry=REGISTRY)
+    priority = args.peering_priority
+    if args.peering is not None and priority is None:
+        priority = random.SystemRandom().randint(1, 2**31 - 1)
+        log.info("peering %s with priority %d", args.peering, priority)
     kopf.run(
         standalone=args.peering is None,
         peering_name=args.peering,
+        priority=priority,
         clusterwide=not args.namespace,
         namespaces=args.namespace,
         liveness_endpoint=args.liveness or None,

@@ -13,18 +13,20 @@ import datetime
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import kopf
 
 from kafka_topic_operator.k8s import metrics
+from kafka_topic_operator.k8s.claims import list_claims
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
 )
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.topics.ownership import TopicClaims, claim_of
 from kafka_topic_operator.topics.plan import AddPartitions, CreateTopic
 from kafka_topic_operator.topics.reconcile import reconcile_topic
 from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
@@ -56,6 +58,8 @@ class Runtime:
 
     zk: ZkClient
     selector: Mapping[str, str] = field(default_factory=dict)
+    namespaces: Sequence[str] = ()  # all when empty
+    claims: TopicClaims = field(default_factory=TopicClaims)
 
 
 RUNTIME: Runtime | None = None
@@ -85,6 +89,18 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.execution.max_workers = 128
 
 
+@kopf.on.startup()
+def seed_claims(**_: Any) -> None:
+    """Every selected resource's topic claim, before any handler asks who owns a topic."""
+    rt = runtime()
+    try:
+        claims = list_claims(rt.namespaces, rt.selector)
+    except Exception as e:  # the API not reachable yet: kopf retries startup handlers
+        raise kopf.TemporaryError(f"listing KafkaTopics failed: {e}", delay=5) from e
+    for claim in claims:
+        rt.claims.claim(claim)
+
+
 @kopf.on.probe(id="zookeeper")
 def zookeeper_connected(**_: Any) -> bool:
     if not runtime().zk.connected:
@@ -92,17 +108,22 @@ def zookeeper_connected(**_: Any) -> bool:
     return True
 
 
-@kopf.index(GROUP, VERSION, PLURAL, when=_selected)
-def topic_owners(name: str, namespace: str | None, spec: Mapping[str, Any], meta: Mapping[str, Any],
-                 **_: Any) -> dict[str, tuple[str, str, str]]:  # fmt: skip
-    """Topic name → (creation time, namespace, name) of each resource naming it."""
-    topic = spec.get("topicName") or name
-    return {str(topic): (str(meta.get("creationTimestamp", "")), namespace or "", name)}
+@kopf.on.event(GROUP, VERSION, PLURAL)
+async def track_claims(event: Mapping[str, Any], name: str, namespace: str | None,
+                       spec: Mapping[str, Any], meta: Mapping[str, Any],
+                       labels: Mapping[str, str], **_: Any) -> None:  # fmt: skip
+    """Keeps the topic claims current. Async, so it runs inline on kopf's loop: a resource's
+    own claim is recorded before its reconcile handler runs. (kopf's indexes would do this too,
+    but they make every event wait on every other new object: quadratic in a burst.)"""
+    claims = runtime().claims
+    if event.get("type") == "DELETED" or not _selected(labels):
+        claims.release(namespace or "", name)
+    else:
+        claims.claim(claim_of(namespace, name, spec, meta))
 
 
-def _owner(topic: str, index: Any) -> tuple[str, str] | None:
-    claims = sorted(index.get(topic, ())) if index is not None else []
-    return (claims[0][1], claims[0][2]) if claims else None
+def _owner(topic: str) -> tuple[str, str] | None:
+    return runtime().claims.owner(topic)
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL, when=_selected)
@@ -161,7 +182,6 @@ def _reconcile(
     status: Mapping[str, Any],
     patch: kopf.Patch,
     body: kopf.Body,
-    topic_owners: Any = None,
     **_: Any,
 ) -> None:
     annotations = meta.get("annotations") or {}
@@ -176,7 +196,7 @@ def _reconcile(
         _set_condition(patch, status, meta, left)
         return
     topic = str(spec.get("topicName") or name)
-    owner = _owner(topic, topic_owners)
+    owner = _owner(topic)
     if owner is not None and owner != (namespace or "", name):
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
@@ -265,7 +285,6 @@ def _delete(
     meta: Mapping[str, Any],
     status: Mapping[str, Any],
     patch: kopf.Patch,
-    topic_owners: Any = None,
     **_: Any,
 ) -> None:
     annotations = meta.get("annotations") or {}
@@ -278,7 +297,7 @@ def _delete(
     if desired.deletion_policy is DeletionPolicy.RETAIN:
         log.info("Keeping topic %s: deletionPolicy is Retain", desired.name)
         return
-    owner = _owner(desired.name, topic_owners)
+    owner = _owner(desired.name)
     if owner is not None and owner != (namespace or "", name):
         return  # the topic belongs to another resource
     zk = runtime().zk
