@@ -47,3 +47,20 @@ def zk(zk_chroot: str) -> Iterator[ZkClient]:
     client.start()
     yield client
     client.stop()
+
+
+@pytest.fixture
+def dev_brokers(zk_chroot: str, tmp_path: Path) -> Iterator[None]:
+    """Three dev brokers on three racks in the test's chroot, as the dev cluster runs them."""
+    from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
+
+    started = []
+    for broker_id in (0, 1, 2):
+        config = BrokerConfig(zk_chroot, broker_id, tmp_path / f"broker-{broker_id}",
+                              rack=f"rack-{broker_id}", session_timeout=4.0)  # fmt: skip
+        broker = DevBroker(config)
+        broker.start()
+        started.append(broker)
+    yield
+    for broker in started:
+        broker.shutdown(controlled=False)

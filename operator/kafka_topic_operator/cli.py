@@ -233,10 +233,10 @@ def _consumers(args: argparse.Namespace) -> None:
 def _describe(args: argparse.Namespace) -> None:
     # Imported here so the offline previews never load the ZooKeeper client.
     from kafka_topic_operator.describe import cluster_report, render_text
-    from kafka_topic_operator.zk.client import DigestCredentials, ZkClient
+    from kafka_topic_operator.zk.client import ZkClient, load_credentials
     from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
-    zk = ZkClient(args.zookeeper, credentials=DigestCredentials.from_env())
+    zk = ZkClient(args.zookeeper, credentials=load_credentials(None, None))
     zk.start(timeout=args.timeout)
     try:
         report = cluster_report(read_cluster(zk, args.topics or None), args.topics or None)
@@ -313,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
         "describe",
         help="topics, partitions, leaders, ISRs and deletions, read from ZooKeeper",
         description="What kafka-topics --describe shows, plus partition states, offline and "
-        "under-replicated partitions, why deletions wait, and a per-broker summary. Digest "
-        "credentials come from $KTO_ZOOKEEPER_DIGEST (user:password).",
+        "under-replicated partitions, why deletions wait, and a per-broker summary. "
+        "Credentials (user:password) come from $KTO_ZOOKEEPER_DIGEST, or $KTO_ZOOKEEPER_SASL "
+        "for SASL.",
     )
     describe.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
     describe.add_argument("topics", nargs="*", metavar="TOPIC")

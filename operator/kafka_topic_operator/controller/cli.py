@@ -12,20 +12,21 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from types import FrameType
 
 from kafka_topic_operator.argparsing import (
     RaisingParser,
     UsageError,
+    add_zookeeper_auth_arguments,
     boolean,
     non_negative_int,
     positive_float,
+    zookeeper_credentials,
 )
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.process_logging import process_logging
 from kafka_topic_operator.process_tuning import tune_garbage_collector
-from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
+from kafka_topic_operator.zk.client import ZkConnectionError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -91,17 +92,7 @@ def build_parser(prog: str = "kto controller") -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="ZooKeeper session timeout (18, Kafka's default)",
     )
-    parser.add_argument(
-        "--zookeeper-digest-file",
-        type=Path,
-        metavar="FILE",
-        help="'user:password' for ZooKeeper digest auth (else $KTO_ZOOKEEPER_DIGEST)",
-    )
-    parser.add_argument(
-        "--zookeeper-set-acl",
-        action="store_true",
-        help="create znodes readable by all and writable by the digest user only",
-    )
+    add_zookeeper_auth_arguments(parser, acl=True)
     parser.add_argument(
         "--log-level",
         default="INFO",
@@ -112,9 +103,7 @@ def build_parser(prog: str = "kto controller") -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> ControllerConfig:
-    credentials = DigestCredentials.load(args.zookeeper_digest_file)
-    if args.zookeeper_set_acl and credentials is None:
-        raise UsageError("--zookeeper-set-acl needs digest credentials")
+    credentials = zookeeper_credentials(args)
     return ControllerConfig(
         zookeeper=args.zookeeper,
         broker_id=args.id,
@@ -133,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         config = config_from_args(args)
-    except (UsageError, OSError, ValueError) as e:
+    except UsageError as e:  # zookeeper_credentials reports unreadable or malformed files too
         print(f"kto controller: {e}", file=sys.stderr)
         return EXIT_USAGE
     tune_garbage_collector()

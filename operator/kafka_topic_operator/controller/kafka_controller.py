@@ -41,12 +41,12 @@ from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import (
     Delete,
-    DigestCredentials,
     Fence,
     Node,
     SetData,
     TransactionFailed,
     ZkClient,
+    ZkCredentials,
 )
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class ControllerConfig:
     leader_imbalance_per_broker_percentage: int = 10
     first_auto_rebalance_delay: float = FAILOVER_AUTO_REBALANCE_DELAY
     session_timeout: float = 10.0
-    credentials: DigestCredentials | None = None
+    credentials: ZkCredentials | None = None
     secure_acls: bool = False
 
 

@@ -47,11 +47,11 @@ from kafka_topic_operator.zk.client import (
     BadVersionError,
     Create,
     Delete,
-    DigestCredentials,
     NodeExistsError,
     NoNodeError,
     TransactionFailed,
     ZkClient,
+    ZkCredentials,
 )
 from kafka_topic_operator.zk.znodes import ZNodeDataError
 
@@ -85,7 +85,7 @@ class BrokerConfig:
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff: float = 5.0
     controlled_shutdown_timeout: float = 30.0
-    credentials: DigestCredentials | None = None
+    credentials: ZkCredentials | None = None
 
 
 class DevBroker:

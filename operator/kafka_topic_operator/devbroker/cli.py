@@ -17,8 +17,10 @@ from types import FrameType
 from kafka_topic_operator.argparsing import (
     RaisingParser,
     UsageError,
+    add_zookeeper_auth_arguments,
     non_negative_int,
     positive_float,
+    zookeeper_credentials,
 )
 from kafka_topic_operator.devbroker.broker import (
     BrokerConfig,
@@ -31,7 +33,7 @@ from kafka_topic_operator.devbroker.log_dirs import (
 )
 from kafka_topic_operator.process_logging import process_logging
 from kafka_topic_operator.process_tuning import tune_garbage_collector
-from kafka_topic_operator.zk.client import DigestCredentials, ZkConnectionError
+from kafka_topic_operator.zk.client import ZkConnectionError
 from kafka_topic_operator.zk.znodes import ZNodeDataError
 
 EXIT_FAILURE = 1
@@ -75,12 +77,7 @@ def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
         action="store_true",
         help="leave without asking the controller (controlled.shutdown.enable=false)",
     )
-    parser.add_argument(
-        "--zookeeper-digest-file",
-        type=Path,
-        metavar="FILE",
-        help="'user:password' for ZooKeeper digest auth (else $KTO_ZOOKEEPER_DIGEST)",
-    )
+    add_zookeeper_auth_arguments(parser, acl=False)
     parser.add_argument(
         "--log-level",
         default="INFO",
@@ -91,7 +88,7 @@ def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    credentials = DigestCredentials.load(args.zookeeper_digest_file)
+    credentials = zookeeper_credentials(args)
     return BrokerConfig(
         zookeeper=args.zookeeper,
         broker_id=args.id,
@@ -112,10 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         config = config_from_args(args)
-    except UsageError as e:
-        print(f"kto dev-broker: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except (OSError, ValueError) as e:  # an unreadable or malformed digest file
+    except UsageError as e:  # zookeeper_credentials reports unreadable or malformed files too
         print(f"kto dev-broker: {e}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -14,10 +14,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Self, cast
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
+    AuthFailedError,
     BadVersionError,
     ConnectionLoss,
     KazooException,
@@ -57,9 +58,12 @@ __all__ = [
     "Node",
     "NodeExistsError",
     "NotEmptyError",
+    "SaslCredentials",
     "SetData",
     "ZkClient",
     "ZkConnectionError",
+    "ZkCredentials",
+    "load_credentials",
 ]
 
 
@@ -67,36 +71,58 @@ class ZkConnectionError(RuntimeError):
     """ZooKeeper could not be reached within the allowed time."""
 
 
-@dataclass(frozen=True, slots=True)
-class DigestCredentials:
-    """Digest authentication (`user:password`); the password is never logged or printed."""
+@dataclass(frozen=True, slots=True, repr=False)
+class ZkCredentials:
+    """`user:password` for ZooKeeper; the password is never logged or printed."""
 
     user: str
     password: str
 
     @classmethod
-    def parse(cls, text: str, source: str) -> DigestCredentials:
+    def parse(cls, text: str, source: str) -> Self:
         user, sep, password = text.strip().partition(":")
         if not sep or not user or not password:
-            raise ValueError(f"{source}: ZooKeeper digest credentials must be 'user:password'")
+            raise ValueError(f"{source}: ZooKeeper credentials must be 'user:password'")
         return cls(user, password)
 
     @classmethod
-    def from_file(cls, path: Path) -> DigestCredentials:
+    def from_file(cls, path: Path) -> Self:
         return cls.parse(path.read_text(), str(path))
 
     @classmethod
-    def from_env(cls, variable: str = "KTO_ZOOKEEPER_DIGEST") -> DigestCredentials | None:
+    def from_env(cls, variable: str) -> Self | None:
         text = os.environ.get(variable)
         return cls.parse(text, f"${variable}") if text else None
 
-    @classmethod
-    def load(cls, path: Path | None) -> DigestCredentials | None:
-        """From `path` when given (a `--zookeeper-digest-file`), else from the environment."""
-        return cls.from_file(path) if path is not None else cls.from_env()
-
     def __repr__(self) -> str:
-        return f"DigestCredentials(user={self.user!r}, password=<hidden>)"
+        return f"{type(self).__name__}(user={self.user!r}, password=<hidden>)"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DigestCredentials(ZkCredentials):
+    """Digest authentication (`addauth digest user:password`); ACLs name `digest:<user>:<hash>`."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SaslCredentials(ZkCredentials):
+    """SASL DIGEST-MD5: what a Kafka broker's JAAS `Client` section with ZooKeeper's
+    DigestLoginModule gives; ACLs name `sasl:<user>`."""
+
+
+def load_credentials(digest_file: Path | None, sasl_file: Path | None) -> ZkCredentials | None:
+    """The credentials a command was given: `--zookeeper-digest-file` or `--zookeeper-sasl-file`,
+    else $KTO_ZOOKEEPER_DIGEST or $KTO_ZOOKEEPER_SASL; never both kinds."""
+    if digest_file is not None and sasl_file is not None:
+        raise ValueError("give --zookeeper-digest-file or --zookeeper-sasl-file, not both")
+    if sasl_file is not None:
+        return SaslCredentials.from_file(sasl_file)
+    if digest_file is not None:
+        return DigestCredentials.from_file(digest_file)
+    digest = DigestCredentials.from_env("KTO_ZOOKEEPER_DIGEST")
+    sasl = SaslCredentials.from_env("KTO_ZOOKEEPER_SASL")
+    if digest is not None and sasl is not None:
+        raise ValueError("set $KTO_ZOOKEEPER_DIGEST or $KTO_ZOOKEEPER_SASL, not both")
+    return digest or sasl
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,22 +206,31 @@ class ZkClient:
         hosts: str,
         *,
         session_timeout: float = 10.0,
-        credentials: DigestCredentials | None = None,
+        credentials: ZkCredentials | None = None,
         secure_acls: bool = False,
         retry_deadline: float | None = None,
     ) -> None:
         """`retry_deadline`: give up on an operation (ZkConnectionError) after retrying a lost
         connection this long; None retries until the connection is back."""
-        auth = [("digest", f"{credentials.user}:{credentials.password}")] if credentials else None
+        sasl = isinstance(credentials, SaslCredentials)
+        auth = None
+        sasl_options = None
+        if credentials is not None and sasl:
+            sasl_options = {"mechanism": "DIGEST-MD5", "username": credentials.user,
+                            "password": credentials.password}  # fmt: skip
+        elif credentials is not None:
+            auth = [("digest", f"{credentials.user}:{credentials.password}")]
         acl = None
         if secure_acls:
             if credentials is None:
-                raise ValueError("secure ACLs need digest credentials")
-            # Kafka's secure ACLs: full rights for the creator, read for everyone.
-            acl = [
-                make_digest_acl(credentials.user, credentials.password, all=True),
-                make_acl("world", "anyone", read=True),
-            ]
+                raise ValueError("secure ACLs need digest or SASL credentials")
+            # Kafka's secure ACLs: full rights for the authenticated user, read for everyone.
+            owner = (
+                make_acl("sasl", credentials.user, all=True)
+                if sasl
+                else make_digest_acl(credentials.user, credentials.password, all=True)
+            )
+            acl = [owner, make_acl("world", "anyone", read=True)]
         # An expired session is retried too, on the new session kazoo opens: whoever depends on
         # the old one (the controller, a broker's registration) learns of it from the state
         # listener, and a controller's writes stay fenced by the epoch.
@@ -206,11 +241,13 @@ class ZkClient:
             hosts=hosts,
             timeout=session_timeout,
             auth_data=auth,
+            sasl_options=sasl_options,
             default_acl=acl,
             connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
             command_retry=None,
         )
         self.hosts = hosts
+        self._sasl_user = credentials.user if sasl and credentials is not None else None
         self._multi_read_supported = True
 
     # ---- session ----------------------------------------------------------------------------
@@ -218,8 +255,18 @@ class ZkClient:
     def start(self, timeout: float = 15.0) -> None:
         try:
             self._kazoo.start(timeout=timeout)
+            if self._sasl_user is not None:
+                # kazoo says connected before the SASL exchange ends: one round trip after it
+                # tells whether the server took the credentials (Kafka fails on AuthFailed too).
+                self._kazoo.exists("/")
+        except AuthFailedError as e:
+            self.stop()
+            raise ZkConnectionError(
+                f"cannot connect to ZooKeeper at {self.hosts}: SASL authentication of user "
+                f"'{self._sasl_user}' failed"
+            ) from e
         except Exception as e:  # kazoo raises its own timeout type from the handler
-            self._kazoo.stop()
+            self.stop()
             raise ZkConnectionError(f"cannot connect to ZooKeeper at {self.hosts}: {e}") from e
 
     def stop(self) -> None:

@@ -57,6 +57,9 @@ class ZooKeeperServer:
     tick_time_ms: int = 500
     min_session_timeout_ms: int = 1000
     max_session_timeout_ms: int = 10000
+    # SASL DIGEST-MD5 users (name → password), as a Kafka ensemble's JAAS `Server` section
+    # with ZooKeeper's DigestLoginModule; none: no SASL.
+    sasl_users: dict[str, str] = field(default_factory=dict)
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
@@ -89,10 +92,28 @@ class ZooKeeperServer:
                     # Tests write many small znodes; fsync per write is the main cost and a
                     # private test server loses nothing that matters without it.
                     "forceSync=no",
+                    *(
+                        ["authProvider.sasl=org.apache.zookeeper.server.auth."
+                         "SASLAuthenticationProvider"]
+                        if self.sasl_users
+                        else []
+                    ),
                     "",
                 ]
             )
-        )
+        )  # fmt: skip
+        if self.sasl_users:
+            users = "".join(
+                f'\n  user_{name}="{password}"' for name, password in self.sasl_users.items()
+            )
+            self.jaas_path.write_text(
+                f"Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required"
+                f"{users};\n}};\n"
+            )
+
+    @property
+    def jaas_path(self) -> Path:
+        return self.directory / "jaas.conf"
 
     def start(self, timeout: float = 30.0) -> None:
         if self._process is not None:
@@ -101,6 +122,8 @@ class ZooKeeperServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.write_config()
         env = {**os.environ, "ZOO_LOG_DIR": str(self.directory), "ZOO_LOG4J_PROP": "WARN,CONSOLE"}
+        if self.sasl_users:
+            env["SERVER_JVMFLAGS"] = f"-Djava.security.auth.login.config={self.jaas_path}"
         log = (self.directory / "server.log").open("ab")
         self._process = subprocess.Popen(
             [str(home / "bin" / "zkServer.sh"), "start-foreground", str(self.config_path)],

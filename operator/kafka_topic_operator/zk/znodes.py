@@ -55,9 +55,13 @@ _SHORT_MAX: Final = (1 << 15) - 1
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
+# Jackson writes non-ASCII as UTF-8, not as \u escapes. One encoder for every call: building
+# one per call (what json.dumps does with these options) costs as much as a small znode.
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def _encode(value: object) -> bytes:
-    # Jackson writes non-ASCII as UTF-8, not as \u escapes.
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def _reject_constant(name: str) -> Any:
