@@ -1,0 +1,84 @@
+{{/* The chart's name, or nameOverride. */}}
+{{- define "kto.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release's full name: fullnameOverride, else <release>-<chart> (once if they match). */}}
+{{- define "kto.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kto.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kto.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "kto.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "kto.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "kto.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "kto.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Peering: with two replicas only one may handle events. */}}
+{{- define "kto.peering" -}}
+{{- if or .Values.peering.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
+{{- end -}}
+
+{{/* The namespaces whose KafkaTopics are managed; empty means all (cluster-wide RBAC). */}}
+{{- define "kto.clusterwide" -}}
+{{- if not .Values.watch.namespaces -}}true{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding ZooKeeper credentials, digest or SASL, if any. */}}
+{{- define "kto.credentialsSecret" -}}
+{{- if .Values.zookeeper.saslSecret.name -}}
+{{- .Values.zookeeper.saslSecret | toJson -}}
+{{- else if .Values.zookeeper.digestSecret.name -}}
+{{- .Values.zookeeper.digestSecret | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* RBAC rules for KafkaTopics, their status and events (see rbac.yaml). */}}
+{{- define "kto.topicRules" -}}
+- apiGroups: [kto.dev]
+  resources: [kafkatopics]
+  verbs: [get, list, watch, patch]
+- apiGroups: [kto.dev]
+  resources: [kafkatopics/status]
+  verbs: [get, patch]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
+{{- end }}
+
+{{/*
+RBAC rules for the rebalancer (KafkaRebalance runs a Spark job), to be switched on with
+rebalance.enabled once the rebalancer ships; until then nothing is granted:
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, list, watch, create, delete]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch, create, delete]
+- apiGroups: [sparkoperator.k8s.io]
+  resources: [sparkapplications]
+  verbs: [get, list, watch, create, delete]
+*/}}

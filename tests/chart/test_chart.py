@@ -1,0 +1,295 @@
+"""The Helm chart through the real helm: lint, values schema, rendered manifests validated against
+Kubernetes' own schemas, the security context, least-privilege RBAC and the probes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import kubernetes_validate
+import pytest
+from chart_testing import (
+    CHART,
+    NAMESPACE,
+    ROOT,
+    VALUES_FILES,
+    container,
+    ensure_binaries,
+    flag,
+    helm,
+    of_kind,
+    one,
+    render,
+)
+
+KUBERNETES_VERSION = "1.33.0"
+CUSTOM_KINDS = {"ClusterKopfPeering", "KopfPeering", "ServiceMonitor"}  # validated elsewhere
+VALUES_IDS = [p.name.removesuffix("-values.yaml") for p in VALUES_FILES]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def binaries() -> Iterator[None]:
+    ensure_binaries()
+    yield
+
+
+def values_args(path: Path) -> list[str]:
+    return ["-f", str(path)]
+
+
+def test_every_option_has_a_values_file() -> None:
+    assert set(VALUES_IDS) >= {"default", "namespaced", "ha", "ha-namespaced", "secrets", "sasl",
+                               "monitoring", "embedded-controller"}  # fmt: skip
+
+
+def test_the_charts_crds_are_the_projects_crds_byte_for_byte() -> None:
+    ours = {p.name: p.read_bytes() for p in (ROOT / "crds").glob("*.yaml")}
+    charted = {p.name: p.read_bytes() for p in (CHART / "crds").glob("*.yaml")}
+    assert charted == ours
+    assert "kafkatopics.yaml" in ours
+
+
+@pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
+def test_helm_lint_passes(values: Path) -> None:
+    done = helm("lint", "--strict", str(CHART), *values_args(values))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 chart(s) linted, 0 chart(s) failed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "at '/zookeeper/connect': minLength: got 0, want 1"),
+        (["--set", "zookeeper.connect=zk"], "at '/zookeeper/connect': 'zk' does not match"),
+        (["--set", "zookeeper.connect=zk:2181/kafka/"], "at '/zookeeper/connect'"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "zookeeper.conect=x"],
+         "additional properties 'conect' not allowed"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "replicaCount=0"],
+         "at '/replicaCount': minimum: got 0, want 1"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "logLevel=LOUD"], "at '/logLevel'"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "watch.selector=team"],
+         "at '/watch/selector'"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "watch.namespaces={Team_A}"],
+         "at '/watch/namespaces/0'"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "rebalance.enabled=true"],
+         "at '/rebalance/enabled': value must be false"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "zookeeper.setAcl=true"],
+         "zookeeper.setAcl needs zookeeper.digestSecret.name or zookeeper.saslSecret.name"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "zookeeper.digestSecret.name=a",
+          "--set", "zookeeper.saslSecret.name=b"],
+         "zookeeper.digestSecret and zookeeper.saslSecret exclude each other"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "metrics.port=70000"],
+         "at '/metrics/port': maximum: got 70,000, want 65,535"),
+    ],
+)  # fmt: skip
+def test_bad_values_are_refused_with_the_reason(args: list[str], message: str) -> None:
+    done = helm("template", "kto", str(CHART), *args)
+    assert done.returncode != 0
+    assert message in done.stderr
+
+
+@pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
+def test_rendered_manifests_validate_against_kubernetes_schemas(values: Path) -> None:
+    docs = render(*values_args(values), crds=True)
+    for doc in docs:
+        if doc["kind"] in CUSTOM_KINDS:
+            continue
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+    kinds = {d["kind"] for d in docs}
+    assert {"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole"} <= kinds
+
+
+@pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
+def test_the_pod_runs_under_the_restricted_security_standard(values: Path) -> None:
+    docs = render(*values_args(values))
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert not {"hostNetwork", "hostPID", "hostIPC"} & set(pod)
+    c = container(docs)
+    assert c["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert c["resources"]["requests"] and c["resources"]["limits"]["memory"]
+    # A read-only root filesystem: /tmp is the only writable place, and small.
+    assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"]
+    assert {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}} in pod["volumes"]
+
+
+def rules_of(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
+    return {
+        (group, resource, verb)
+        for rule in doc["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+TOPIC_RULES = {
+    *(("kto.dev", "kafkatopics", v) for v in ("get", "list", "watch", "patch")),
+    ("kto.dev", "kafkatopics/status", "get"),
+    ("kto.dev", "kafkatopics/status", "patch"),
+    ("", "events", "create"),
+}
+CRD_READ = {("apiextensions.k8s.io", "customresourcedefinitions", v) for v in ("list", "watch")}
+
+
+def peering_rules(plural: str) -> set[tuple[str, str, str]]:
+    return {("kopf.dev", plural, v) for v in ("get", "list", "watch", "patch")}
+
+
+@pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
+def test_rbac_grants_only_what_the_operator_uses(values: Path) -> None:
+    docs = render(*values_args(values))
+    roles = of_kind(docs, "ClusterRole") + of_kind(docs, "Role")
+    for role in roles:
+        for rule in role["rules"]:
+            for key in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule[key], f"wildcard in {role['metadata']['name']}"
+            assert "resourceNames" not in rule and "nonResourceURLs" not in rule
+    never = {"create", "update", "delete", "deletecollection", "escalate", "bind", "impersonate"}
+    for role in roles:
+        granted = rules_of(role) - {("", "events", "create")}
+        assert not {verb for _, _, verb in granted} & never
+    (cluster_role,) = of_kind(docs, "ClusterRole")
+    namespaces = [r["metadata"]["namespace"] for r in of_kind(docs, "Role")]
+    ha = values.name.startswith("ha")
+    if values.name.startswith(("namespaced", "ha-namespaced")):
+        # Nothing on KafkaTopics cluster-wide: read CRDs, and which namespaces exist.
+        assert rules_of(cluster_role) == CRD_READ | {("", "namespaces", "list"),
+                                                     ("", "namespaces", "watch")}  # fmt: skip
+        assert sorted(namespaces) == ["team-a", "team-b"]
+        for role in of_kind(docs, "Role"):
+            assert rules_of(role) == TOPIC_RULES | (peering_rules("kopfpeerings") if ha else set())
+        bindings = of_kind(docs, "RoleBinding")
+        assert sorted(b["metadata"]["namespace"] for b in bindings) == ["team-a", "team-b"]
+    else:
+        expected = CRD_READ | TOPIC_RULES | (peering_rules("clusterkopfpeerings") if ha else set())
+        assert rules_of(cluster_role) == expected
+        assert namespaces == []
+    service_account = one(docs, "ServiceAccount")["metadata"]["name"]
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == service_account
+    for binding in of_kind(docs, "ClusterRoleBinding") + of_kind(docs, "RoleBinding"):
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": service_account, "namespace": NAMESPACE}
+        ]
+
+
+@pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
+def test_the_probe_and_the_metrics_point_at_the_operators_endpoints(values: Path) -> None:
+    docs = render(*values_args(values))
+    c = container(docs)
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    liveness = urlsplit(flag(c["args"], "liveness") or "")
+    probe = c["livenessProbe"]["httpGet"]
+    assert (probe["path"], ports[probe["port"]]) == (liveness.path, liveness.port)
+    metrics_port = int(flag(c["args"], "metrics-port") or "0")
+    services = of_kind(docs, "Service")
+    if values.name.startswith("embedded-controller"):
+        assert metrics_port == 0 and "metrics" not in ports and not services
+        return
+    assert ports["metrics"] == metrics_port
+    (service,) = services
+    assert service["spec"]["ports"][0]["targetPort"] == "metrics"
+    assert service["spec"]["selector"] == one(docs, "Deployment")["spec"]["selector"]["matchLabels"]
+    for monitor in of_kind(docs, "ServiceMonitor"):
+        assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"]
+        assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"
+        selects = monitor["spec"]["selector"]["matchLabels"].items()
+        assert selects <= service["metadata"]["labels"].items()
+
+
+def test_zookeeper_settings_reach_the_operators_flags() -> None:
+    docs = render("-f", str(CHART / "ci" / "secrets-values.yaml"))
+    c = container(docs)
+    assert flag(c["args"], "zookeeper") == "$(KTO_ZOOKEEPER_CONNECT)"
+    (connect,) = [e for e in c["env"] if e["name"] == "KTO_ZOOKEEPER_CONNECT"]
+    assert connect["valueFrom"] == {"secretKeyRef": {"name": "kafka-zookeeper", "key": "connect"}}
+    assert_credentials_file(docs, "zookeeper-digest-file", "kafka-zookeeper", "digest")
+    assert flag(c["args"], "zookeeper-sasl-file") is None
+    assert "--zookeeper-set-acl" in c["args"]
+    docs = render("-f", str(CHART / "ci" / "sasl-values.yaml"))
+    assert_credentials_file(docs, "zookeeper-sasl-file", "kafka-zookeeper-sasl", "sasl")
+    assert flag(container(docs)["args"], "zookeeper-digest-file") is None
+    assert "--zookeeper-set-acl" in container(docs)["args"]
+    docs = render("-f", str(CHART / "ci" / "default-values.yaml"))
+    assert not [m for m in container(docs)["volumeMounts"] if m["name"] != "tmp"]
+
+
+def assert_credentials_file(docs: list[dict[str, Any]], option: str, secret: str, key: str) -> None:
+    """Credentials are a file from the Secret, group-readable for the pod's fsGroup, never an
+    environment variable."""
+    c = container(docs)
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    path = Path(flag(c["args"], option) or "")
+    (mount,) = [m for m in c["volumeMounts"] if m["name"] == "zookeeper-credentials"]
+    assert path.parent == Path(mount["mountPath"]) and mount["readOnly"] is True
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "zookeeper-credentials"]
+    assert volume["secret"]["secretName"] == secret
+    assert volume["secret"]["items"] == [{"key": key, "path": path.name}]
+    assert volume["secret"]["defaultMode"] == 0o440
+    assert not any(s in e["name"].lower() for e in c["env"] for s in ("digest", "sasl"))
+
+
+def test_selector_namespaces_and_the_embedded_controller_reach_the_flags() -> None:
+    c = container(render("-f", str(CHART / "ci" / "namespaced-values.yaml")))
+    assert [a for a in c["args"] if a.startswith("--namespace=")] == [
+        "--namespace=team-a",
+        "--namespace=team-b",
+    ]
+    assert flag(c["args"], "selector") == "kto.dev/cluster=prod"
+    assert "--embedded-controller" not in c["args"]
+    c = container(render("-f", str(CHART / "ci" / "embedded-controller-values.yaml")))
+    assert "--embedded-controller" in c["args"] and flag(c["args"], "controller-id") == "7"
+
+
+def test_two_replicas_elect_one_through_kopf_peering() -> None:
+    docs = render("-f", str(CHART / "ci" / "ha-values.yaml"))
+    assert one(docs, "Deployment")["spec"]["replicas"] == 2
+    assert flag(container(docs)["args"], "peering") == "kafka-topic-operator"
+    assert one(docs, "ClusterKopfPeering")["metadata"]["name"] == "kafka-topic-operator"
+    assert one(docs, "PodDisruptionBudget")["spec"]["minAvailable"] == 1
+    docs = render("-f", str(CHART / "ci" / "ha-namespaced-values.yaml"))
+    assert sorted(p["metadata"]["namespace"] for p in of_kind(docs, "KopfPeering")) == [
+        "team-a",
+        "team-b",
+    ]
+    # One replica: no peering, and no budget that would block every node drain.
+    docs = render("-f", str(CHART / "ci" / "default-values.yaml"))
+    assert flag(container(docs)["args"], "peering") is None
+    assert not of_kind(docs, "PodDisruptionBudget") and not of_kind(docs, "ClusterKopfPeering")
+
+
+def test_the_network_policy_opens_only_dns_the_api_zookeeper_and_the_ports() -> None:
+    docs = render("-f", str(CHART / "ci" / "monitoring-values.yaml"))
+    policy = one(docs, "NetworkPolicy")["spec"]
+    assert policy["policyTypes"] == ["Ingress", "Egress"]
+    egress_ports = sorted(p["port"] for rule in policy["egress"] for p in rule["ports"])
+    assert egress_ports == [53, 53, 443, 2181]
+    (zookeeper,) = [r for r in policy["egress"] if r["ports"][0]["port"] == 2181]
+    assert zookeeper["to"] == [{"ipBlock": {"cidr": "10.0.0.0/16"}}]
+    ingress_ports = sorted(p["port"] for rule in policy["ingress"] for p in rule["ports"])
+    assert ingress_ports == [8080, 9090]
+    (metrics,) = [r for r in policy["ingress"] if r["ports"][0]["port"] == 9090]
+    assert metrics["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+    ]
+
+
+def test_notes_tell_the_user_what_to_do_next() -> None:
+    done = helm("install", "kto", str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
+                "-f", str(CHART / "ci" / "namespaced-values.yaml"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert "kubectl -n kto-system rollout status deployment/kto-kafka-topic-operator" in notes
+    assert "namespaces team-a, team-b labelled kto.dev/cluster=prod" in notes
+    assert "namespace: team-a" in notes and 'kto.dev/cluster: "prod"' in notes
