@@ -10,6 +10,7 @@ import bench_apiserver
 import bench_assignment
 import bench_controller
 import bench_operator
+import bench_rebalance
 
 
 def main() -> None:
@@ -22,6 +23,8 @@ def main() -> None:
     bench_apiserver.main()
     bench_controller.main()
     bench_operator.main()
+    bench_rebalance.main()
+    bench_rebalance.scale()
 
 
 if __name__ == "__main__":

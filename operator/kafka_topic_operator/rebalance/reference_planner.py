@@ -1,0 +1,293 @@
+"""The reference planner (pure Python, deterministic): the fewest replica moves that balance replica
+counts, then leaders balanced by reordering replicas. It is the yardstick for the Spark planner
+on clusters small enough to plan in one process.
+
+Replicas: every replica on a broker that may not hold replicas moves first; then, while the
+counts over the eligible brokers differ by more than one, one replica moves from the fullest
+broker to the emptiest that can take it. Without rack constraints each move is one the lower
+bound counts (`bounds.move_lower_bound`), and a legal one always exists (the fuller broker holds
+some partition the emptier one does not). A moved replica keeps its position in the replica
+list, so a moved preferred leader stays the preferred leader of its partition.
+
+Leaders: while some broker leads two more partitions than another broker of the same partition,
+that partition's preferred leader becomes the less loaded replica (no data moves).
+
+Hard goals hold throughout: never two replicas of a partition on one broker, never more replicas
+of a partition in a rack than `model.max_per_rack` allows, never more than
+`max_replicas_per_broker` on a broker, never a change to an excluded topic or to a replication
+factor.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.bounds import move_lower_bound, targets
+from kafka_topic_operator.rebalance.model import (
+    ClusterModel,
+    leader_changes,
+    max_per_rack,
+    moves,
+)
+
+# Single-replica partitions can pin leaders: evening them would take more than the fewest moves.
+LEADERS_UNEVEN = "leader counts spread by more than one without moving more replicas"
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    model: ClusterModel
+    brokers: tuple[int, ...]  # the brokers that may hold replicas after the plan
+    excluded_topics: str | None = None  # a regular expression, as Cruise Control's
+    max_replicas_per_broker: int | None = None
+    balance_leaders: bool = True
+
+
+@dataclass(frozen=True)
+class Plan:
+    assignment: dict[TopicPartition, tuple[int, ...]]  # every partition, after the plan
+    replica_moves: int
+    leader_changes: int
+    replica_lower_bound: int
+    unbalanced: tuple[str, ...] = field(default=())  # why a goal could not be fully met
+
+
+def plan(request: PlanRequest) -> Plan:
+    model = request.model
+    eligible = tuple(sorted(set(request.brokers)))
+    if not eligible:
+        raise ValueError("no brokers may hold replicas")
+    excluded = re.compile(request.excluded_topics) if request.excluded_topics else None
+    movable = {
+        tp for tp in model.assignment if excluded is None or not excluded.fullmatch(tp.topic)
+    }
+    current = {tp: list(replicas) for tp, replicas in sorted(model.assignment.items())}
+    state = _State(model, eligible, current, request.max_replicas_per_broker)
+    problems = [*state.drain(movable), *state.fix_racks(movable), *state.balance(movable)]
+    if request.balance_leaders:
+        state.balance_leaders(movable)
+        if max(state.leaders[b] for b in eligible) - min(state.leaders[b] for b in eligible) > 1:
+            problems.append(LEADERS_UNEVEN)
+    after = {tp: tuple(replicas) for tp, replicas in current.items()}
+    return Plan(
+        assignment=after,
+        replica_moves=moves(model.assignment, after),
+        leader_changes=leader_changes(model.assignment, after),
+        replica_lower_bound=move_lower_bound(model.replica_counts(), eligible),
+        unbalanced=tuple(problems),
+    )
+
+
+class _State:
+    def __init__(
+        self,
+        model: ClusterModel,
+        eligible: tuple[int, ...],
+        assignment: dict[TopicPartition, list[int]],
+        capacity: int | None,
+    ) -> None:
+        self.model = model
+        self.eligible = eligible
+        self.assignment = assignment
+        self.capacity = capacity
+        self.counts: Counter[int] = Counter({b: 0 for b in eligible})
+        self.counts.update(b for replicas in assignment.values() for b in replicas)
+        self.on: dict[int, set[TopicPartition]] = {b: set() for b in eligible}
+        for tp, replicas in assignment.items():
+            for b in replicas:
+                self.on.setdefault(b, set()).add(tp)
+        self.leaders: Counter[int] = Counter(r[0] for r in assignment.values() if r)
+        self.leader_share = -(-len(assignment) // len(eligible))  # ceil: most any should lead
+        involved = set(eligible) | set(self.counts)
+        self.racked = model.rack_aware(involved)
+        self.rack_count = len({model.rack_of(b) for b in eligible}) if self.racked else 0
+
+    # -- replicas -----------------------------------------------------------------------------
+
+    def legal(self, tp: TopicPartition, donor: int, receiver: int) -> bool:
+        replicas = self.assignment[tp]
+        if receiver in replicas:
+            return False
+        if self.capacity is not None and self.counts[receiver] >= self.capacity:
+            return False
+        if self.racked:
+            rack = self.model.rack_of(receiver)
+            others = [self.model.rack_of(b) for b in replicas if b != donor]
+            if others.count(rack) + 1 > max_per_rack(len(replicas), self.rack_count):
+                return False
+        return True
+
+    def move(self, tp: TopicPartition, donor: int, receiver: int) -> None:
+        replicas = self.assignment[tp]
+        if replicas[0] == donor:
+            self.leaders[donor] -= 1
+            self.leaders[receiver] += 1
+        replicas[replicas.index(donor)] = receiver
+        self.counts[donor] -= 1
+        self.counts[receiver] += 1
+        self.on[donor].discard(tp)
+        self.on[receiver].add(tp)
+
+    def receivers(self) -> list[int]:
+        return sorted(self.eligible, key=lambda b: (self.counts[b], b))
+
+    def first_move(self, donor: int, receivers: Iterable[int],
+                   movable: set[TopicPartition]) -> tuple[TopicPartition, int] | None:  # fmt: skip
+        candidates = sorted(
+            (tp for tp in self.on[donor] if tp in movable),
+            key=lambda tp: (self.leader_cost(tp, donor), tp),
+        )
+        for receiver in receivers:
+            for tp in candidates:
+                if self.legal(tp, donor, receiver):
+                    return tp, receiver
+        return None
+
+    def leader_cost(self, tp: TopicPartition, donor: int) -> int:
+        """Which of a donor's replicas to move first. A moved replica takes its place in the
+        list, so moving a partition the donor leads moves the leadership too: welcome while
+        the donor leads more than its share (a single-replica partition first, whose
+        leadership nothing else could move), else followers first."""
+        replicas = self.assignment[tp]
+        leads = replicas[0] == donor
+        if self.leaders[donor] > self.leader_share:
+            return 0 if leads and len(replicas) == 1 else 1 if not leads else 2
+        return 0 if not leads else 1 if len(replicas) > 1 else 2
+
+    def drain(self, movable: set[TopicPartition]) -> list[str]:
+        """Replicas on brokers that may not hold any go to brokers below their target, the
+        replicas with the fewest such places first, each to the one missing the most (a greedy
+        b-matching: sending a replica where it overshoots would cost a second move later)."""
+        problems = []
+        goal = targets(self.counts, self.eligible)
+        outside = sorted(set(self.on) - set(self.eligible))
+        pending = [(tp, donor) for donor in outside for tp in sorted(self.on[donor])]
+        stuck: dict[int, list[str]] = {}
+        while pending:
+
+            def places(item: tuple[TopicPartition, int]) -> list[int]:
+                tp, donor = item
+                return [b for b in self.eligible
+                        if self.counts[b] < goal[b] and self.legal(tp, donor, b)]  # fmt: skip
+
+            pending.sort(key=lambda item: (len(places(item)), item))
+            tp, donor = pending.pop(0)
+            if tp not in movable:
+                stuck.setdefault(donor, []).append(str(tp))
+                continue
+            options = places((tp, donor)) or [
+                b for b in self.receivers() if self.legal(tp, donor, b)
+            ]
+            if not options:
+                stuck.setdefault(donor, []).append(str(tp))
+                continue
+            receiver = min(options, key=lambda b: (self.counts[b] - goal[b], b))
+            self.move(tp, donor, receiver)
+        for donor, kept in sorted(stuck.items()):
+            problems.append(f"broker {donor} keeps {', '.join(kept)}: no legal move")
+        return problems
+
+    def rack_excess(self, tp: TopicPartition) -> list[int]:
+        """Replicas beyond what their rack may hold, from the fullest broker down."""
+        replicas = self.assignment[tp]
+        limit = max_per_rack(len(replicas), self.rack_count)
+        by_rack: dict[str | None, list[int]] = {}
+        for b in replicas:
+            by_rack.setdefault(self.model.rack_of(b), []).append(b)
+        excess = []
+        for members in by_rack.values():
+            ranked = sorted(members, key=lambda b: (-self.counts[b], b))
+            excess.extend(ranked[: max(0, len(members) - limit)])
+        return excess
+
+    def fix_racks(self, movable: set[TopicPartition]) -> list[str]:
+        """Rack awareness is a hard goal: a partition with more replicas in a rack than allowed
+        (a start that ignored racks) moves the extra ones to the emptiest brokers that can
+        take them."""
+        if not self.racked:
+            return []
+        problems = []
+        for tp in sorted(movable):
+            for donor in self.rack_excess(tp):
+                for receiver in self.receivers():
+                    if self.legal(tp, donor, receiver):
+                        self.move(tp, donor, receiver)
+                        break
+                else:
+                    problems.append(f"{tp} keeps two replicas in rack {self.model.rack_of(donor)}")
+        return problems
+
+    def balance(self, movable: set[TopicPartition]) -> list[str]:
+        while True:
+            donors = sorted(self.eligible, key=lambda b: (-self.counts[b], b))
+            low = min(self.counts[b] for b in self.eligible)
+            if self.counts[donors[0]] - low <= 1:
+                return []
+            for donor in donors:
+                most = self.counts[donor] - 2
+                receivers = [b for b in self.receivers() if self.counts[b] <= most]
+                found = self.first_move(donor, receivers, movable) if receivers else None
+                if found is not None:
+                    self.move(found[0], donor, found[1])
+                    break
+            else:
+                return ["replica counts spread by more than one: no legal move narrows them"]
+
+    # -- leaders ------------------------------------------------------------------------------
+
+    def balance_leaders(self, movable: set[TopicPartition]) -> None:
+        """Leadership shifts along the shortest chain of partitions from a broker leading too
+        many to one leading at least two fewer: each partition on the chain makes the next
+        broker its preferred leader, so only the chain's ends change counts (an augmenting
+        path: greedy single swaps can stall where a chain through a third broker exists)."""
+        leaders = self.leaders
+        for b in self.eligible:
+            leaders.setdefault(b, 0)
+        while True:
+            led: dict[int, list[TopicPartition]] = {}
+            for tp, replicas in sorted(self.assignment.items()):
+                if replicas and tp in movable:
+                    led.setdefault(replicas[0], []).append(tp)
+            for donor in sorted(leaders, key=lambda b: (-leaders[b], b)):
+                chain = self.leader_chain(donor, led, leaders)
+                if chain:
+                    for tp, receiver in chain:
+                        replicas = self.assignment[tp]
+                        position = replicas.index(receiver)
+                        replicas[0], replicas[position] = replicas[position], replicas[0]
+                    leaders[donor] -= 1
+                    leaders[chain[-1][1]] += 1
+                    break
+            else:
+                return
+
+    def leader_chain(
+        self, donor: int, led: dict[int, list[TopicPartition]], leaders: Counter[int]
+    ) -> list[tuple[TopicPartition, int]]:
+        """Breadth first from `donor` over "leads a partition where b is a follower"."""
+        came_from: dict[int, tuple[int, TopicPartition]] = {}
+        frontier = [donor]
+        seen = {donor}
+        while frontier:
+            following = []
+            for a in frontier:
+                for tp in led.get(a, ()):
+                    for b in self.assignment[tp][1:]:
+                        if b in seen:
+                            continue
+                        seen.add(b)
+                        came_from[b] = (a, tp)
+                        if leaders[b] <= leaders[donor] - 2:
+                            chain = []
+                            while b != donor:
+                                a, tp = came_from[b]
+                                chain.append((tp, b))
+                                b = a
+                            return chain[::-1]
+                        following.append(b)
+            frontier = following
+        return []
