@@ -53,7 +53,8 @@ class TopicDeletion:
 
 @dataclass(frozen=True, slots=True)
 class ZkPartitionReassignment:
-    """`/admin/reassign_partitions` changed; only its creation starts reassignments."""
+    """`/admin/reassign_partitions` changed; only its creation starts reassignments (and the
+    controller's own deletion of it, after which it may already exist again)."""
 
     created: bool = True
 

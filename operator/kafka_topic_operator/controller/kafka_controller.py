@@ -112,6 +112,7 @@ class KafkaController:
             self.batch,
             self.deletion,
             self._watch_reassigning_state,
+            lambda: self.put(ev.ZkPartitionReassignment()),
         )
         self.active_controller_id = -1
         self.epoch: ControllerEpoch | None = None

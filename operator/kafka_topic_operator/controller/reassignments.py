@@ -44,6 +44,7 @@ class Reassignments:
         batch: RequestBatch,
         deletion: DeletionManager,
         watch_state: Callable[[TopicPartition], None],
+        detect_next: Callable[[], None],
     ) -> None:
         self.ctx = ctx
         self.zk = zk
@@ -52,6 +53,7 @@ class Reassignments:
         self.batch = batch
         self.deletion = deletion
         self.watch_state = watch_state
+        self.detect_next = detect_next
 
     @property
     def _fence(self) -> Fence:
@@ -318,6 +320,9 @@ class Reassignments:
             log.info("No more partitions need to be reassigned. Deleting zk path %s",
                      znodes.REASSIGN_PARTITIONS_PATH)  # fmt: skip
             self.zk.multi([Delete(node.path, node.version)], self._fence)
+            # As Kafka: "ensure we detect future reassignments". The watch may have been spent
+            # on this controller's own last rewrite, and a new request may be there already.
+            self.detect_next()
         else:
             self.zk.multi(
                 [SetData(node.path, znodes.encode_reassignment(left), node.version)], self._fence
