@@ -51,6 +51,7 @@ def test_up_kubectl_and_down(tmp_path: Path) -> None:
         ready = '{.status.conditions[?(@.type=="Ready")].status}'
         eventually(lambda: kubectl("get", "kt", "orders", "-o", f"jsonpath={ready}") == "True",
                    "orders Ready through kubectl", timeout=60)  # fmt: skip
+        # The kafka category spans KafkaTopics and KafkaRebalances: names come with their kind.
         table = kubectl("get", "kafka")
         assert table.split("\n")[0].split() == [
             "NAME",
@@ -61,7 +62,9 @@ def test_up_kubectl_and_down(tmp_path: Path) -> None:
             "REASON",
             "AGE",
         ]
-        assert table.split("\n")[1].split()[:6] == ["orders", "orders", "6", "3", "True", "Created"]
+        assert table.split("\n")[1].split()[:6] == [
+            "kafkatopic.kto.dev/orders", "orders", "6", "3", "True", "Created",
+        ]  # fmt: skip
         described = kto("describe", "--zookeeper", state["zookeeper"], "orders", cwd=tmp_path)
         assert "PartitionCount: 6" in described.stdout
     finally:
