@@ -1,0 +1,165 @@
+"""What a plan changes, summed up for status, the ConfigMap and the HTML report (pure).
+
+A plan is the assignment after it (every partition) beside the assignment before; the moves are
+the partitions whose replica list changed. Kafka's reassignment JSON lists exactly those, with
+their new replica lists in the new order (the first replica is the new preferred leader).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.bounds import move_lower_bound, targets
+from kafka_topic_operator.rebalance.model import Assignment, ClusterModel, leader_changes, moves
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PartitionMove:
+    partition: TopicPartition
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+
+    @property
+    def replica_moves(self) -> int:
+        return len(set(self.after) - set(self.before))
+
+    @property
+    def leader_changed(self) -> bool:
+        return self.before[:1] != self.after[:1]
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerLoad:
+    broker: int
+    rack: str | None
+    replicas_before: int
+    replicas_after: int
+    leaders_before: int
+    leaders_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizationResult:
+    replica_moves: int
+    leader_moves: int
+    replica_lower_bound: int
+    brokers: tuple[BrokerLoad, ...]
+    balance_before: float  # percent; see `balance_score`
+    balance_after: float
+    data_to_move_bytes: int | None = None  # only when partition sizes are known
+    generate_replica_moves: int | None = None  # what Kafka's --generate would move
+    unbalanced: tuple[str, ...] = ()  # goals the plan could not fully meet, and why
+
+    def to_status(self) -> dict[str, object]:
+        """status.optimizationResult, in the CRD's camelCase."""
+        out: dict[str, object] = {
+            "replicaMoves": self.replica_moves,
+            "leaderMoves": self.leader_moves,
+            "replicaMovesLowerBound": self.replica_lower_bound,
+            "balanceScoreBefore": self.balance_before,
+            "balanceScoreAfter": self.balance_after,
+            "brokers": [
+                {
+                    "broker": b.broker,
+                    **({"rack": b.rack} if b.rack is not None else {}),
+                    "replicasBefore": b.replicas_before,
+                    "replicasAfter": b.replicas_after,
+                    "leadersBefore": b.leaders_before,
+                    "leadersAfter": b.leaders_after,
+                }
+                for b in self.brokers
+            ],
+        }
+        if self.data_to_move_bytes is not None:
+            out["dataToMoveBytes"] = self.data_to_move_bytes
+        if self.generate_replica_moves is not None:
+            out["generateReplicaMoves"] = self.generate_replica_moves
+        if self.unbalanced:
+            out["unbalanced"] = list(self.unbalanced)
+        return out
+
+
+def partition_moves(before: Assignment, after: Assignment) -> list[PartitionMove]:
+    """The partitions whose replica list (or its order) changes, sorted."""
+    return sorted(
+        PartitionMove(tp, tuple(before[tp]), tuple(replicas))
+        for tp, replicas in after.items()
+        if tuple(before[tp]) != tuple(replicas)
+    )
+
+
+def reassignment_json(changes: Iterable[PartitionMove]) -> str:
+    """Kafka's reassignment JSON, as kafka-reassign-partitions.sh --execute reads it."""
+    return json.dumps(
+        {
+            "version": 1,
+            "partitions": [
+                {
+                    "topic": m.partition.topic,
+                    "partition": m.partition.partition,
+                    "replicas": list(m.after),
+                }
+                for m in changes
+            ],
+        },
+        separators=(",", ":"),
+    )
+
+
+def balance_score(counts: Mapping[int, int], brokers: Iterable[int]) -> float:
+    """The share (percent) of items already where balanced counts want them: 100 less the
+    surplus above the targets over the total. 100 means balanced."""
+    goal = targets(counts, brokers)
+    total = sum(counts.values())
+    if total == 0:
+        return 100.0
+    surplus = sum(max(0, counts.get(b, 0) - t) for b, t in goal.items())
+    return round(100.0 * (1 - surplus / total), 2)
+
+
+def summarize(
+    model: ClusterModel,
+    after: Assignment,
+    brokers: Iterable[int],
+    *,
+    sizes: Mapping[TopicPartition, int] | None = None,
+    generate_replica_moves: int | None = None,
+    unbalanced: Iterable[str] = (),
+) -> OptimizationResult:
+    """The optimization result of moving `model` to `after`, balanced over `brokers`."""
+    eligible = sorted(set(brokers))
+    before = model.assignment
+    replicas_before, replicas_after = model.replica_counts(), model.replica_counts(after)
+    leaders_before, leaders_after = model.leader_counts(), model.leader_counts(after)
+    everyone = sorted(set(eligible) | set(replicas_before) | set(replicas_after))
+    data = None
+    if sizes is not None:
+        data = sum(sizes.get(tp, 0) * len(set(after[tp]) - set(before[tp])) for tp in after)
+
+    def score(replicas: Mapping[int, int], leaders: Mapping[int, int]) -> float:
+        return round((balance_score(replicas, eligible) + balance_score(leaders, eligible)) / 2, 2)
+
+    return OptimizationResult(
+        replica_moves=moves(before, after),
+        leader_moves=leader_changes(before, after),
+        replica_lower_bound=move_lower_bound(replicas_before, eligible),
+        brokers=tuple(
+            BrokerLoad(
+                b,
+                model.rack_of(b),
+                replicas_before.get(b, 0),
+                replicas_after.get(b, 0),
+                leaders_before.get(b, 0),
+                leaders_after.get(b, 0),
+            )
+            for b in everyone
+        ),
+        balance_before=score(replicas_before, leaders_before),
+        balance_after=score(replicas_after, leaders_after),
+        data_to_move_bytes=data,
+        generate_replica_moves=generate_replica_moves,
+        unbalanced=tuple(unbalanced),
+    )
