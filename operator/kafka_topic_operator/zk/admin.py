@@ -118,9 +118,15 @@ def change_topic_config(zk: ZkClient, topic: str, config: Mapping[str, str]) -> 
     a change notification (`/config/changes/config_change_<seq>`) tells brokers to reload it."""
     if not zk.exists(znodes.topic_path(topic)):
         raise UnknownTopicOrPartitionException(f"Topic {topic} does not exist")
-    path = znodes.topic_config_path(topic)
+    _write_config(zk, znodes.ConfigType.TOPIC, topic, config)
+
+
+def _write_config(
+    zk: ZkClient, entity_type: znodes.ConfigType, name: str, config: Mapping[str, str]
+) -> None:
+    path = znodes.config_entity_path(entity_type, name)
     data = znodes.encode_config(config)
-    zk.ensure_path(znodes.config_entity_type_path(znodes.ConfigType.TOPIC))
+    zk.ensure_path(znodes.config_entity_type_path(entity_type))
     try:
         zk.set(path, data)
     except NoNodeError:
@@ -128,9 +134,27 @@ def change_topic_config(zk: ZkClient, topic: str, config: Mapping[str, str]) -> 
     zk.ensure_path(znodes.CONFIG_CHANGES_PATH)
     zk.create(
         znodes.config_change_path(),
-        znodes.encode_config_change(f"{znodes.ConfigType.TOPIC}/{topic}"),
+        znodes.encode_config_change(f"{entity_type}/{name}"),
         sequence=True,
     )
+
+
+def topic_config(zk: ZkClient, topic: str) -> dict[str, str]:
+    """A topic's config overrides (empty when it has none)."""
+    node = zk.get(znodes.topic_config_path(topic))
+    return znodes.decode_config(node.path, node.data) if node is not None else {}
+
+
+def broker_config(zk: ZkClient, broker: int) -> dict[str, str]:
+    """A broker's dynamic config overrides (empty when it has none)."""
+    node = zk.get(znodes.config_entity_path(znodes.ConfigType.BROKER, str(broker)))
+    return znodes.decode_config(node.path, node.data) if node is not None else {}
+
+
+def change_broker_config(zk: ZkClient, broker: int, config: Mapping[str, str]) -> None:
+    """AdminZkClient.changeBrokerConfig, as `kafka-configs --zookeeper --entity-type brokers`
+    writes it: the config znode, then a change notification naming `brokers/<id>`."""
+    _write_config(zk, znodes.ConfigType.BROKER, str(broker), config)
 
 
 def delete_topic(zk: ZkClient, topic: str) -> None:
