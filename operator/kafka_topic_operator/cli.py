@@ -28,6 +28,7 @@ COMMANDS = (
     "controller",
     "run",
     "dev-cluster",
+    "plan",
 )
 
 
@@ -334,6 +335,11 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     commands.add_parser(
+        "plan",
+        help="a rebalance plan (reassignment JSON and HTML report); see kto plan --help",
+        add_help=False,
+    )
+    commands.add_parser(
         "run",
         help="run the KafkaTopic operator; see kto run --help",
         add_help=False,
@@ -362,6 +368,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kafka_topic_operator.k8s.cli import main as run_operator
 
         return run_operator(words[1:])
+    if words and words[0] == "plan":
+        from kafka_topic_operator.rebalance.plan_cli import main as plan
+
+        return plan(words[1:])
     if words and words[0] == "controller":
         from kafka_topic_operator.controller.cli import main as controller
 

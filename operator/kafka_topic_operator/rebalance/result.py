@@ -130,36 +130,73 @@ def summarize(
     unbalanced: Iterable[str] = (),
 ) -> OptimizationResult:
     """The optimization result of moving `model` to `after`, balanced over `brokers`."""
-    eligible = sorted(set(brokers))
     before = model.assignment
-    replicas_before, replicas_after = model.replica_counts(), model.replica_counts(after)
-    leaders_before, leaders_after = model.leader_counts(), model.leader_counts(after)
-    everyone = sorted(set(eligible) | set(replicas_before) | set(replicas_after))
     data = None
     if sizes is not None:
         data = sum(sizes.get(tp, 0) * len(set(after[tp]) - set(before[tp])) for tp in after)
+    return from_counts(
+        Loads(
+            model.replica_counts(),
+            model.replica_counts(after),
+            model.leader_counts(),
+            model.leader_counts(after),
+        ),
+        model.racks,
+        brokers,
+        replica_moves=moves(before, after),
+        leader_moves=leader_changes(before, after),
+        data_to_move_bytes=data,
+        generate_replica_moves=generate_replica_moves,
+        unbalanced=unbalanced,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Loads:
+    """Per-broker counts before and after a plan: all a result needs of the replica table."""
+
+    replicas_before: Mapping[int, int]
+    replicas_after: Mapping[int, int]
+    leaders_before: Mapping[int, int]
+    leaders_after: Mapping[int, int]
+
+
+def from_counts(
+    loads: Loads,
+    racks: Mapping[int, str | None],
+    brokers: Iterable[int],
+    *,
+    replica_moves: int,
+    leader_moves: int,
+    data_to_move_bytes: int | None = None,
+    generate_replica_moves: int | None = None,
+    unbalanced: Iterable[str] = (),
+) -> OptimizationResult:
+    """The result from per-broker counts (what the Spark planner brings to its driver)."""
+    eligible = sorted(set(brokers))
+    everyone = sorted(set(eligible) | set(loads.replicas_before) | set(loads.replicas_after))
 
     def score(replicas: Mapping[int, int], leaders: Mapping[int, int]) -> float:
         return round((balance_score(replicas, eligible) + balance_score(leaders, eligible)) / 2, 2)
 
     return OptimizationResult(
-        replica_moves=moves(before, after),
-        leader_moves=leader_changes(before, after),
-        replica_lower_bound=move_lower_bound(replicas_before, eligible),
+        replica_moves=replica_moves,
+        leader_moves=leader_moves,
+        replica_lower_bound=move_lower_bound(loads.replicas_before, eligible),
         brokers=tuple(
             BrokerLoad(
                 b,
-                model.rack_of(b),
-                replicas_before.get(b, 0),
-                replicas_after.get(b, 0),
-                leaders_before.get(b, 0),
-                leaders_after.get(b, 0),
+                racks.get(b),
+                loads.replicas_before.get(b, 0),
+                loads.replicas_after.get(b, 0),
+                loads.leaders_before.get(b, 0),
+                loads.leaders_after.get(b, 0),
             )
             for b in everyone
         ),
-        balance_before=score(replicas_before, leaders_before),
-        balance_after=score(replicas_after, leaders_after),
-        data_to_move_bytes=data,
+        balance_before=score(loads.replicas_before, loads.leaders_before),
+        balance_after=score(loads.replicas_after, loads.leaders_after),
+        data_to_move_bytes=data_to_move_bytes,
         generate_replica_moves=generate_replica_moves,
         unbalanced=tuple(unbalanced),
     )

@@ -88,10 +88,14 @@ def plan_counts(
     brokers: Sequence[int],
     *,
     racks: Mapping[int, str] | None = None,
+    excluded: str | None = None,
+    receivers: Sequence[int] | None = None,
     max_rounds: int = 64,
     progress: Any = None,
 ) -> SparkPlan:
-    """Moves replicas until every broker of `brokers` holds its target count."""
+    """Moves replicas until every broker of `brokers` holds its target count. Replicas of
+    topics whose whole name matches `excluded` stay; with `receivers`, only those brokers take
+    replicas (adding brokers: the others are left as they are among themselves)."""
     import time
 
     from pyspark.sql import Window
@@ -105,7 +109,9 @@ def plan_counts(
     for round_number in range(max_rounds):
         began = time.perf_counter()
         counts, surplus, deficit = _off_targets(current, brokers)
-        if not surplus:
+        if receivers is not None:
+            deficit = {b: d for b, d in deficit.items() if b in set(receivers)}
+        if not surplus or not deficit:
             break
         total = sum(surplus.values())
         # When the narrow routes found nothing, every donor may send to every receiver.
@@ -117,8 +123,10 @@ def plan_counts(
             "broker int, receiver int, quota int",
         )
         held = current.select("topic", "partition", F.col("broker").alias("receiver"))
-        candidates = current.join(F.broadcast(routes), "broker").join(
-            held, ["topic", "partition", "receiver"], "left_anti"
+        candidates = (
+            _movable(current, excluded)
+            .join(F.broadcast(routes), "broker")
+            .join(held, ["topic", "partition", "receiver"], "left_anti")
         )
         if rack_table is not None:
             candidates = _rack_legal(candidates, current, rack_table)
@@ -180,6 +188,14 @@ def plan_counts(
     return plan
 
 
+def _movable(replicas: DataFrame, excluded: str | None) -> DataFrame:
+    """The replicas a plan may move: not of a topic whose whole name matches `excluded` (Java's
+    regular expressions, as Cruise Control's excluded_topics)."""
+    from pyspark.sql import functions as F
+
+    return replicas if not excluded else replicas.where(~F.col("topic").rlike(f"^(?:{excluded})$"))
+
+
 def _rack_legal(pairs: DataFrame, current: DataFrame, rack_table: DataFrame) -> DataFrame:
     """Pairs whose receiver's rack has room: at most ceil(RF / racks) replicas of a partition
     per rack, counting the partition's other replicas (the mover's own leaves)."""
@@ -210,6 +226,7 @@ def plan_leaders(
     replicas: DataFrame,
     brokers: Sequence[int],
     *,
+    excluded: str | None = None,
     max_rounds: int = 32,
     progress: Any = None,
 ) -> SparkPlan:
@@ -234,9 +251,11 @@ def plan_leaders(
             [(b, excess.get(b, 0), need.get(b, 0)) for b in counts],
             "broker int, excess int, need int",
         )
-        led = leaders.join(
-            F.broadcast(limits.where("excess > 0").select("broker", "excess")), "broker"
-        ).select("topic", "partition", F.col("broker").alias("donor"), "excess")
+        led = (
+            _movable(leaders, excluded)
+            .join(F.broadcast(limits.where("excess > 0").select("broker", "excess")), "broker")
+            .select("topic", "partition", F.col("broker").alias("donor"), "excess")
+        )
         followers = current.where(F.col("position") > 0).join(
             F.broadcast(limits.where("need > 0").select("broker", "need")), "broker"
         )

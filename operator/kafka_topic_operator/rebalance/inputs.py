@@ -1,0 +1,62 @@
+"""What a rebalance plans over, from a cluster snapshot and a KafkaRebalance spec (pure)."""
+
+from __future__ import annotations
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.job import PlanningError, PlanningInput
+from kafka_topic_operator.rebalance.spec import Goal, RebalanceMode, RebalanceSpec
+from kafka_topic_operator.snapshot import ClusterSnapshot
+
+# AdminUtils' message when some brokers have a rack and others do not.
+NOT_ALL_RACKS = "Not all brokers have rack information for replica rack aware assignment."
+
+
+def planning_input(snapshot: ClusterSnapshot, spec: RebalanceSpec) -> PlanningInput:
+    """PlanningError when the cluster cannot be planned as asked: a named broker that is not
+    registered, a reassignment already running, or racks on only some brokers."""
+    live = sorted(snapshot.brokers)
+    named = sorted(spec.brokers or ())
+    unknown = [b for b in named if b not in live]
+    if spec.mode is RebalanceMode.ADD_BROKERS and unknown:
+        raise PlanningError(f"brokers {_ids(unknown)} to add are not registered in ZooKeeper")
+    moving = sorted(
+        {TopicPartition(t.name, p) for t in snapshot.topics.values() for p in t.being_reassigned}
+        | set(snapshot.pending_reassignments)
+    )
+    if moving:
+        shown = ", ".join(map(str, moving[:5])) + (" ..." if len(moving) > 5 else "")
+        raise PlanningError(
+            f"a partition reassignment is in progress ({shown}): plan once it completes"
+        )
+    if spec.mode is RebalanceMode.REMOVE_BROKERS:
+        eligible = [b for b in live if b not in named]
+    else:
+        eligible = live
+    if not eligible:
+        raise PlanningError("no brokers would be left to hold replicas")
+    racks: dict[int, str] = {}
+    if Goal.RACK_AWARE in spec.goals:
+        known = {b: snapshot.brokers[b].rack for b in eligible}
+        if any(r is not None for r in known.values()):
+            if any(r is None for r in known.values()):
+                raise PlanningError(NOT_ALL_RACKS)
+            racks = {b: r for b, r in known.items() if r is not None}
+    assignment = {
+        TopicPartition(name, p): partition.replicas
+        for name, topic in sorted(snapshot.topics.items())
+        if not topic.marked_for_deletion and name not in snapshot.deletion_markers
+        for p, partition in sorted(topic.partitions.items())
+    }
+    return PlanningInput(
+        assignment=assignment,
+        brokers=tuple(eligible),
+        racks=racks,
+        receivers=tuple(named) if spec.mode is RebalanceMode.ADD_BROKERS else None,
+        excluded_topics=spec.excluded_topics,
+        max_replicas_per_broker=spec.max_replicas_per_broker,
+        balance_leaders=spec.balance_leaders,
+    )
+
+
+def _ids(brokers: list[int]) -> str:
+    return ", ".join(map(str, brokers))

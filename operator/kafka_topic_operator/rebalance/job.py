@@ -1,0 +1,280 @@
+"""The planning job: a planning input (the cluster and what to balance) in, a plan out.
+
+It runs wherever Spark runs: in a subprocess of the operator (the local engine), as the driver
+of a Spark job on Kubernetes, or under the Spark operator, always as
+
+    python -m kafka_topic_operator.rebalance.job --input IN.json --output DIR
+
+The input's partitions become a Parquet table in DIR; the planner works on it with DataFrame
+operations and brings only per-broker counts to the driver; then only the changed partitions
+are collected, to write:
+
+- DIR/plan.json      Kafka's reassignment JSON of the changed partitions
+- DIR/changes.json   each changed partition's replicas before and after (for the report)
+- DIR/result.json    status.optimizationResult, and the rounds the planner took
+
+Exit status 0 when planned, 2 for an input that cannot be planned (the message says why), 1
+for anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.bounds import balanced_counts
+from kafka_topic_operator.rebalance.result import (
+    Loads,
+    OptimizationResult,
+    PartitionMove,
+    from_counts,
+    reassignment_json,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+INPUT_VERSION = 1
+
+
+class PlanningError(Exception):
+    """The input cannot be planned; the message says why."""
+
+
+@dataclass(frozen=True)
+class PlanningInput:
+    assignment: Mapping[TopicPartition, tuple[int, ...]]
+    brokers: tuple[int, ...]  # the brokers that may hold replicas after the plan
+    racks: Mapping[int, str] = field(default_factory=dict)  # only when rack-aware
+    receivers: tuple[int, ...] | None = None  # add-brokers: only these take replicas
+    excluded_topics: str | None = None
+    max_replicas_per_broker: int | None = None
+    balance_leaders: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": INPUT_VERSION,
+            "brokers": list(self.brokers),
+            "racks": {str(b): r for b, r in sorted(self.racks.items())},
+            "receivers": None if self.receivers is None else list(self.receivers),
+            "excludedTopics": self.excluded_topics,
+            "maxReplicasPerBroker": self.max_replicas_per_broker,
+            "balanceLeaders": self.balance_leaders,
+            "partitions": [
+                {"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
+                for tp, replicas in sorted(self.assignment.items())
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PlanningInput:
+        if data.get("version") != INPUT_VERSION:
+            raise PlanningError(f"unsupported planning input version {data.get('version')!r}")
+        try:
+            receivers = data.get("receivers")
+            return cls(
+                assignment={
+                    TopicPartition(str(p["topic"]), int(p["partition"])): tuple(
+                        int(b) for b in p["replicas"]
+                    )
+                    for p in data["partitions"]
+                },
+                brokers=tuple(int(b) for b in data["brokers"]),
+                racks={int(b): str(r) for b, r in (data.get("racks") or {}).items()},
+                receivers=None if receivers is None else tuple(int(b) for b in receivers),
+                excluded_topics=data.get("excludedTopics"),
+                max_replicas_per_broker=data.get("maxReplicasPerBroker"),
+                balance_leaders=bool(data.get("balanceLeaders", True)),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise PlanningError(f"malformed planning input: {e!r}") from e
+
+
+@dataclass(frozen=True)
+class PlanningOutput:
+    changes: list[PartitionMove]
+    result: OptimizationResult
+    rounds: list[dict[str, Any]]
+
+
+def check_capacity(total: int, brokers: int, cap: int | None) -> None:
+    """ReplicaCapacity is a hard goal: balanced counts reach q + 1 when R is not a multiple of
+    n, so a cap below that cannot be met by any plan."""
+    if cap is None:
+        return
+    q, r = balanced_counts(total, brokers)
+    needed = q + (1 if r else 0)
+    if cap < needed:
+        raise PlanningError(
+            f"maxReplicasPerBroker {cap} cannot be met: {total} replicas on {brokers} brokers "
+            f"need at least {needed} on some broker"
+        )
+
+
+def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
+         progress: Any = None) -> PlanningOutput:  # fmt: skip
+    from pyspark.sql import functions as F
+
+    from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
+
+    if not request.brokers:
+        raise PlanningError("no brokers may hold replicas")
+    total = sum(len(r) for r in request.assignment.values())
+    check_capacity(total, len(request.brokers), request.max_replicas_per_broker)
+    too_wide = [tp for tp, r in request.assignment.items() if len(r) > len(request.brokers)]
+    if too_wide:
+        raise PlanningError(
+            f"{too_wide[0]} has {len(request.assignment[too_wide[0]])} replicas but only "
+            f"{len(request.brokers)} brokers may hold them"
+        )
+    before = _replica_table(spark, request.assignment, workdir)
+    counts = plan_counts(
+        spark,
+        before,
+        request.brokers,
+        racks=request.racks or None,
+        excluded=request.excluded_topics,
+        receivers=request.receivers,
+        progress=progress,
+    )
+    after = counts.replicas
+    rounds = [{"phase": "replicas", **vars(r)} for r in counts.rounds]
+    unbalanced = [counts.unbalanced] if counts.unbalanced else []
+    if request.balance_leaders:
+        leaders = plan_leaders(
+            spark, after, request.brokers, excluded=request.excluded_topics, progress=progress
+        )
+        after = leaders.replicas
+        rounds += [{"phase": "leaders", **vars(r)} for r in leaders.rounds]
+        if leaders.unbalanced:
+            unbalanced.append(leaders.unbalanced)
+    changes = _changes(before, after)
+    loads = Loads(
+        _counts(before), _counts(after),
+        _counts(before.where(F.col("position") == 0)), _counts(after.where(F.col("position") == 0)),
+    )  # fmt: skip
+    result = from_counts(
+        loads,
+        request.racks,
+        request.brokers,
+        replica_moves=sum(c.replica_moves for c in changes),
+        leader_moves=sum(1 for c in changes if c.leader_changed),
+        unbalanced=unbalanced,
+    )
+    return PlanningOutput(changes, result, rounds)
+
+
+def _replica_table(spark: SparkSession, assignment: Mapping[TopicPartition, tuple[int, ...]],
+                   workdir: Path) -> DataFrame:  # fmt: skip
+    """The snapshot as a Parquet table, read back: the planner's input at any scale."""
+    rows = [(tp.topic, tp.partition, i, b) for tp, replicas in assignment.items()
+            for i, b in enumerate(replicas)]  # fmt: skip
+    path = str(workdir / "snapshot.parquet")
+    schema = "topic string, partition int, position int, broker int"
+    spark.createDataFrame(rows, schema).write.mode("overwrite").parquet(path)
+    return spark.read.parquet(path)
+
+
+def _counts(frame: DataFrame) -> dict[int, int]:
+    return {row["broker"]: row["count"] for row in frame.groupBy("broker").count().collect()}
+
+
+def _changes(before: DataFrame, after: DataFrame) -> list[PartitionMove]:
+    """Only the partitions whose replica list changed reach the driver."""
+    from pyspark.sql import functions as F
+
+    def lists(frame: DataFrame, name: str) -> DataFrame:
+        ordered = F.array_sort(F.collect_list(F.struct("position", "broker")))
+        return frame.groupBy("topic", "partition").agg(ordered["broker"].alias(name))
+
+    joined = lists(before, "before").join(lists(after, "after"), ["topic", "partition"])
+    changed = joined.where(F.col("before") != F.col("after")).collect()
+    return sorted(
+        PartitionMove(
+            TopicPartition(row["topic"], row["partition"]),
+            tuple(row["before"]),
+            tuple(row["after"]),
+        )
+        for row in changed
+    )
+
+
+def write_output(output: PlanningOutput, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {
+        "plan.json": reassignment_json(output.changes),
+        "changes.json": json.dumps(
+            [
+                {
+                    "topic": c.partition.topic,
+                    "partition": c.partition.partition,
+                    "before": list(c.before),
+                    "after": list(c.after),
+                }
+                for c in output.changes
+            ]
+        ),
+        "result.json": json.dumps(
+            {"optimizationResult": output.result.to_status(), "rounds": output.rounds}
+        ),
+    }
+    for name, text in files.items():
+        tmp = directory / f".{name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(directory / name)  # readers never see half a file
+
+
+def read_changes(directory: Path) -> list[PartitionMove]:
+    return [
+        PartitionMove(
+            TopicPartition(c["topic"], c["partition"]), tuple(c["before"]), tuple(c["after"])
+        )
+        for c in json.loads((directory / "changes.json").read_text())
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kafka_topic_operator.rebalance.job")
+    parser.add_argument("--input", type=Path, required=True, metavar="IN.json")
+    parser.add_argument("--output", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--master", default=None, help="Spark master (default: spark-submit's)")
+    parser.add_argument("--driver-memory", default=None, metavar="SIZE")
+    args = parser.parse_args(argv)
+    try:
+        request = PlanningInput.from_json(json.loads(args.input.read_text()))
+    except (OSError, json.JSONDecodeError, PlanningError) as e:
+        print(f"planning job: {e}", file=sys.stderr)
+        return 2
+    from kafka_topic_operator.rebalance.spark_session import local_session
+
+    spark = local_session("kto-rebalance", master=args.master or "local[*]",
+                          driver_memory=args.driver_memory)  # fmt: skip
+    began = time.perf_counter()
+    try:
+        output = plan(spark, request, args.output, progress=_print_round)
+    except PlanningError as e:
+        print(f"planning job: {e}", file=sys.stderr)
+        return 2
+    finally:
+        spark.stop()
+    write_output(output, args.output)
+    print(f"planned {output.result.replica_moves} replica moves and "
+          f"{output.result.leader_moves} leader moves in {time.perf_counter() - began:.1f} s",
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _print_round(report: Any) -> None:
+    print(f"round {report.round}: {report.moved} moved of {report.surplus} off target "
+          f"in {report.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

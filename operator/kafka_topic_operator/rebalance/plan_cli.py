@@ -1,0 +1,152 @@
+"""`kto plan`: a rebalance plan from the command line, with the KafkaRebalance spec's options.
+
+Reads the cluster from ZooKeeper, plans with local Spark, and writes Kafka's reassignment JSON
+(ready for `kafka-reassign-partitions --execute`) and, when asked, the HTML report. Nothing is
+written to the cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kafka_topic_operator.argparsing import (
+    UsageError,
+    add_zookeeper_auth_arguments,
+    zookeeper_credentials,
+)
+from kafka_topic_operator.rebalance.job import PlanningError
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+BAR = 30
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kto plan", description=__doc__)
+    parser.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    parser.add_argument("--mode", default="full",
+                        choices=["full", "add-brokers", "remove-brokers"])  # fmt: skip
+    parser.add_argument("--brokers", default=None, metavar="ID,ID",
+                        help="the brokers to add or remove")  # fmt: skip
+    parser.add_argument(
+        "--goals",
+        default=None,
+        metavar="GOAL,GOAL",
+        help="in order (default RackAware,ReplicaDistribution,LeaderDistribution)",
+    )
+    parser.add_argument("--excluded-topics", default=None, metavar="REGEX")
+    parser.add_argument("--max-replicas-per-broker", type=int, default=None, metavar="N")
+    parser.add_argument("--output", type=Path, required=True, metavar="plan.json")
+    parser.add_argument("--report", type=Path, default=None, metavar="plan.html")
+    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    parser.add_argument("--driver-memory", default=None, metavar="SIZE")
+    parser.add_argument("--timeout", type=float, default=15.0, help="connect timeout (s)")
+    add_zookeeper_auth_arguments(parser, acl=False)
+    return parser
+
+
+def spec_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags as a KafkaRebalance spec, so that they are checked by the same rules."""
+    spec: dict[str, Any] = {"mode": args.mode}
+    try:
+        if args.brokers is not None:
+            spec["brokers"] = [int(b) for b in args.brokers.split(",") if b.strip()]
+    except ValueError as e:
+        raise UsageError(f"--brokers must be comma-separated broker ids: {args.brokers}") from e
+    if args.goals is not None:
+        spec["goals"] = [g.strip() for g in args.goals.split(",") if g.strip()]
+    if args.excluded_topics is not None:
+        spec["excludedTopics"] = args.excluded_topics
+    if args.max_replicas_per_broker is not None:
+        spec["maxReplicasPerBroker"] = args.max_replicas_per_broker
+    return spec
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from kafka_topic_operator.rebalance.spec import InvalidRebalanceSpec, rebalance_spec
+
+    try:
+        args = build_parser().parse_args(argv)
+        spec = rebalance_spec(spec_of(args))
+        credentials = zookeeper_credentials(args)
+    except (UsageError, InvalidRebalanceSpec) as e:
+        print(f"kto plan: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    from kafka_topic_operator.rebalance.inputs import planning_input
+    from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
+    from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+    zk = ZkClient(args.zookeeper, credentials=credentials)
+    try:
+        zk.start(timeout=args.timeout)
+        snapshot = read_cluster(zk)
+    except ZkConnectionError as e:
+        print(f"kto plan: {e}", file=sys.stderr)
+        return EXIT_FAILURE
+    finally:
+        zk.stop()
+    try:
+        request = planning_input(snapshot, spec)
+        return _plan(args, request)
+    except PlanningError as e:
+        print(f"kto plan: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _plan(args: argparse.Namespace, request: Any) -> int:
+    from kafka_topic_operator.rebalance import job
+    from kafka_topic_operator.rebalance.report import render_html
+    from kafka_topic_operator.rebalance.result import reassignment_json
+    from kafka_topic_operator.rebalance.spark_session import local_session
+
+    replicas = sum(len(r) for r in request.assignment.values())
+    print(f"planning {len(request.assignment)} partitions ({replicas} replicas) over "
+          f"{len(request.brokers)} brokers", file=sys.stderr)  # fmt: skip
+    spark = local_session("kto-plan", master=args.master, driver_memory=args.driver_memory)
+    try:
+        with tempfile.TemporaryDirectory(prefix="kto-plan-") as workdir:
+            output = job.plan(spark, request, Path(workdir), progress=_Bar())
+    finally:
+        spark.stop()
+    args.output.write_text(reassignment_json(output.changes) + "\n")
+    result = output.result
+    print(f"{result.replica_moves} replica moves (lower bound {result.replica_lower_bound}), "
+          f"{result.leader_moves} leader moves, balance {result.balance_before:g}% -> "
+          f"{result.balance_after:g}%; plan written to {args.output}")  # fmt: skip
+    for reason in result.unbalanced:
+        print(f"warning: {reason}", file=sys.stderr)
+    if args.report is not None:
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        args.report.write_text(
+            render_html(
+                result,
+                output.changes,
+                title=f"Rebalance plan for {args.zookeeper}",
+                generated_at=now,
+            )
+        )
+        print(f"report written to {args.report}")
+    return 0
+
+
+class _Bar:
+    """One line per planning round: how far the replicas off their targets have come."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None
+
+    def __call__(self, report: Any) -> None:
+        if self.first is None or report.round == 0:
+            self.first = max(report.surplus, 1)
+        left = max(report.surplus - report.moved, 0)
+        done = 1 - left / self.first
+        filled = round(done * BAR)
+        bar = "#" * filled + "." * (BAR - filled)
+        print(f"round {report.round:>2} [{bar}] {done:4.0%} {report.moved} placed in "
+              f"{report.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip

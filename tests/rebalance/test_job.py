@@ -1,0 +1,121 @@
+"""The planning job on the shared local Spark session: its input and output files, the modes,
+excluded topics, the capacity goal and determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance import job
+from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
+from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.samples import grown_cluster
+
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+
+def grown(seed: int, old: int, new: int) -> dict[TopicPartition, tuple[int, ...]]:
+    model = grown_cluster(seed, old, new, topics=(3, 8), partitions=(1, 12))[0]
+    return dict(model.assignment)
+
+
+def after_of(
+    before: dict[TopicPartition, tuple[int, ...]], output: job.PlanningOutput
+) -> dict[TopicPartition, tuple[int, ...]]:
+    after = dict(before)
+    for change in output.changes:
+        assert after[change.partition] == change.before
+        after[change.partition] = change.after
+    return after
+
+
+def test_a_full_plan_moves_the_lower_bound_and_writes_kafkas_json(
+    spark: Any, tmp_path: Path
+) -> None:
+    before = grown(1, 5, 2)
+    request = job.PlanningInput(before, brokers=tuple(range(7)))
+    output = job.plan(spark, request, tmp_path)
+    after = after_of(before, output)
+    model = ClusterModel(before)
+    assert output.result.replica_moves == move_lower_bound(model.replica_counts(), range(7))
+    assert output.result.replica_moves == output.result.replica_lower_bound
+    assert spread(model.replica_counts(after), range(7)) <= 1
+    assert spread(model.leader_counts(after), range(7)) <= 1
+    assert output.result.balance_after == 100.0 > output.result.balance_before
+    for tp, replicas in after.items():
+        assert len(replicas) == len(before[tp]) == len(set(replicas))
+    job.write_output(output, tmp_path / "out")
+    written = json.loads((tmp_path / "out" / "plan.json").read_text())
+    assert written == {
+        "version": 1,
+        "partitions": [
+            {
+                "topic": c.partition.topic,
+                "partition": c.partition.partition,
+                "replicas": list(c.after),
+            }
+            for c in output.changes
+        ],
+    }
+    assert job.read_changes(tmp_path / "out") == output.changes
+    status = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert status["optimizationResult"] == output.result.to_status()
+    # The same input plans the same moves.
+    assert job.plan(spark, request, tmp_path).changes == output.changes
+
+
+def test_excluded_topics_never_change(spark: Any, tmp_path: Path) -> None:
+    before = grown(2, 5, 2)
+    request = job.PlanningInput(before, brokers=tuple(range(7)), excluded_topics="t[01]")
+    output = job.plan(spark, request, tmp_path)
+    assert output.changes
+    assert not [c for c in output.changes if c.partition.topic in ("t0", "t1")]
+
+
+def test_adding_brokers_moves_replicas_only_onto_them(spark: Any, tmp_path: Path) -> None:
+    before = grown(3, 6, 2)
+    request = job.PlanningInput(before, brokers=tuple(range(8)), receivers=(6, 7))
+    output = job.plan(spark, request, tmp_path)
+    gained = {b for c in output.changes for b in set(c.after) - set(c.before)}
+    assert gained == {6, 7}
+    counts = ClusterModel(after_of(before, output)).replica_counts()
+    assert abs(counts[6] - counts[7]) <= 1 and counts[6] >= min(counts[b] for b in range(6)) - 1
+
+
+def test_removing_a_broker_empties_it(spark: Any, tmp_path: Path) -> None:
+    before = grown(4, 6, 0)
+    request = job.PlanningInput(before, brokers=(0, 1, 2, 3, 4))
+    output = job.plan(spark, request, tmp_path)
+    counts = ClusterModel(after_of(before, output)).replica_counts()
+    assert counts[5] == 0 and spread(counts, range(5)) <= 1
+
+
+def test_a_capacity_below_the_balanced_count_is_refused() -> None:
+    with pytest.raises(job.PlanningError) as info:
+        job.check_capacity(100, 7, 14)
+    assert str(info.value) == (
+        "maxReplicasPerBroker 14 cannot be met: 100 replicas on 7 brokers need at least 15 on "
+        "some broker"
+    )
+    job.check_capacity(100, 7, 15)
+    job.check_capacity(98, 7, 14)
+
+
+def test_the_input_file_round_trips_and_bad_files_are_refused() -> None:
+    request = job.PlanningInput(
+        {TopicPartition("a", 0): (1, 2)}, brokers=(1, 2, 3), racks={1: "x", 2: "y", 3: "z"},
+        receivers=(3,), excluded_topics="b.*", max_replicas_per_broker=4, balance_leaders=False,
+    )  # fmt: skip
+    assert job.PlanningInput.from_json(json.loads(json.dumps(request.to_json()))) == request
+    with pytest.raises(job.PlanningError, match="unsupported planning input version 7"):
+        job.PlanningInput.from_json({"version": 7})
+    with pytest.raises(job.PlanningError, match="malformed planning input"):
+        job.PlanningInput.from_json({"version": 1, "brokers": [1], "partitions": [{"topic": "a"}]})
