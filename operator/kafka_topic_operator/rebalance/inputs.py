@@ -40,7 +40,9 @@ def planning_input(snapshot: ClusterSnapshot, spec: RebalanceSpec) -> PlanningIn
         if any(r is not None for r in known.values()):
             if any(r is None for r in known.values()):
                 raise PlanningError(NOT_ALL_RACKS)
-            racks = {b: r for b, r in known.items() if r is not None}
+            # Every registered broker's rack, those being drained too: a replica leaving a
+            # rack frees a place in it.
+            racks = {b: i.rack for b, i in snapshot.brokers.items() if i.rack is not None}
     assignment = {
         TopicPartition(name, p): partition.replicas
         for name, topic in sorted(snapshot.topics.items())

@@ -128,8 +128,11 @@ def plan_counts(
             .join(F.broadcast(routes), "broker")
             .join(held, ["topic", "partition", "receiver"], "left_anti")
         )
-        if rack_table is not None:
-            candidates = _rack_legal(candidates, current, rack_table)
+        if rack_table is not None and racks:
+            # Racks a partition can spread over: a drained broker's rack counts only if some
+            # broker staying is in it.
+            eligible_racks = len({racks[b] for b in brokers if b in racks})
+            candidates = _rack_legal(candidates, current, rack_table, eligible_racks)
         # Each route ranks its donor's replicas its own way (a hash salted with the receiver
         # and the round), followers first, so that routes from one donor pick different ones.
         salt = F.xxhash64("topic", "partition", "receiver", F.lit(round_number))
@@ -182,6 +185,12 @@ def plan_counts(
         plan.rounds.append(report)
         if progress is not None:
             progress(report)
+        if wide and not moved:
+            plan.unbalanced = (
+                f"replica counts still off their targets: no legal move left for {total} "
+                "replicas (racks or the partitions' other replicas rule them out)"
+            )
+            break
     else:
         plan.unbalanced = f"replica counts still off their targets after {max_rounds} rounds"
     plan.replicas = current
@@ -196,12 +205,13 @@ def _movable(replicas: DataFrame, excluded: str | None) -> DataFrame:
     return replicas if not excluded else replicas.where(~F.col("topic").rlike(f"^(?:{excluded})$"))
 
 
-def _rack_legal(pairs: DataFrame, current: DataFrame, rack_table: DataFrame) -> DataFrame:
+def _rack_legal(
+    pairs: DataFrame, current: DataFrame, rack_table: DataFrame, racks: int
+) -> DataFrame:
     """Pairs whose receiver's rack has room: at most ceil(RF / racks) replicas of a partition
     per rack, counting the partition's other replicas (the mover's own leaves)."""
     from pyspark.sql import functions as F
 
-    racks = rack_table.select("rack").distinct().count()
     with_rack = current.join(F.broadcast(rack_table), "broker")
     rf = current.groupBy("topic", "partition").agg(F.count("*").alias("rf"))
     per_rack = with_rack.groupBy("topic", "partition", "rack").agg(F.count("*").alias("held"))
@@ -209,12 +219,14 @@ def _rack_legal(pairs: DataFrame, current: DataFrame, rack_table: DataFrame) -> 
     donor_rack = rack_table.select(F.col("broker"), F.col("rack").alias("donor_rack"))
     return (
         pairs.join(F.broadcast(receiver_rack), "receiver")
-        .join(F.broadcast(donor_rack), "broker")
+        .join(F.broadcast(donor_rack), "broker", "left")  # a dead donor's rack is unknown
         .join(rf, ["topic", "partition"])
         .join(per_rack, ["topic", "partition", "rack"], "left")
         .withColumn(
             "after",
-            F.coalesce("held", F.lit(0)) + 1 - (F.col("donor_rack") == F.col("rack")).cast("int"),
+            F.coalesce("held", F.lit(0))
+            + 1
+            - F.coalesce((F.col("donor_rack") == F.col("rack")).cast("int"), F.lit(0)),
         )
         .where(F.col("after") <= F.greatest(F.lit(1), F.ceil(F.col("rf") / F.lit(racks))))
         .select(*pairs.columns)
