@@ -147,3 +147,27 @@ def test_a_plan_the_cluster_outgrew_is_refused_before_anything_moves(
     with pytest.raises(ex.PlanOutdated, match="orders-1"):
         Executor(zk, plan, ex.Limits()).run()
     assert read_now(zk, plan).assignment[TopicPartition("orders", 0)] == (0, 1)
+
+
+def test_abandoning_returns_at_once_and_leaves_the_batch_and_its_throttles(
+    zk: ZkClient, brokers: Brokers
+) -> None:
+    plan = make_plan(zk)  # broker 3 is not up: the first batch cannot complete
+    gone = threading.Event()
+    executor = Executor(zk, plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000)
+    result: list[bool] = []
+
+    def run() -> None:
+        result.append(executor.run(abandon=gone.is_set))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    Waiter(zk).exists(znodes.REASSIGN_PARTITIONS_PATH)
+    gone.set()
+    worker.join(10)
+    assert result == [False]
+    assert zk.exists(znodes.REASSIGN_PARTITIONS_PATH)  # the controller carries on with it
+    assert ex.FOLLOWER_THROTTLED_REPLICAS in admin.topic_config(zk, "orders")
+    brokers.start(3)
+    assert Executor(zk, plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000).run()
+    assert not THROTTLE_KEYS & set(admin.topic_config(zk, "orders"))

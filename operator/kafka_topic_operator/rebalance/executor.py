@@ -21,6 +21,8 @@ from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
 log = logging.getLogger(__name__)
 
+ABANDON_CHECK = 1.0  # seconds between looks at whether the caller gave up waiting
+
 
 @dataclass(frozen=True, slots=True)
 class Report:
@@ -130,8 +132,12 @@ class Executor:
         self,
         stop: Callable[[], bool] = lambda: False,
         report: Callable[[Report], None] = lambda _r: None,
+        abandon: Callable[[], bool] = lambda: False,
     ) -> bool:
-        """True when the plan is done; False when stopped. Throttles are cleared either way."""
+        """True when the plan is done; False when stopped (after the batch in flight) or
+        abandoned (at once, the batch left to the controller: the process is going away, and
+        the next executor resumes). Throttles are cleared unless abandoned."""
+        abandoned = False
         try:
             while True:
                 now = read_now(self.zk, self.plan)
@@ -140,13 +146,15 @@ class Executor:
                 if step.phase is ex.Phase.DONE:
                     return True
                 if step.wait:
-                    self._wait_in_flight(now)
+                    if not self._wait_in_flight(now, abandon):
+                        abandoned = True
+                        return False
                     continue
                 if stop():
                     return False
                 self._start(step)
         finally:
-            if self.throttle:
+            if self.throttle and not abandoned:
                 clear_throttles(self.zk, self.plan)
 
     def _start(self, step: ex.Step) -> None:
@@ -165,14 +173,21 @@ class Executor:
         log.info("%s: batch %d of %d partitions", step.phase, self.batches,
                  len(step.reassign or step.elect))  # fmt: skip
 
-    def _wait_in_flight(self, now: ex.ClusterNow) -> None:
+    def _wait_in_flight(self, now: ex.ClusterNow, abandon: Callable[[], bool]) -> bool:
+        """Until what is in flight completes (True) or the caller abandons (False)."""
+        deadline = time.monotonic() + self.batch_timeout
+        while not abandon():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"still moving after {self.batch_timeout:.0f} s")
+            if self._wait_once(now, ABANDON_CHECK):
+                return True
+        return False
+
+    def _wait_once(self, now: ex.ClusterNow, timeout: float) -> bool:
         for path in (znodes.REASSIGN_PARTITIONS_PATH, znodes.PREFERRED_REPLICA_ELECTION_PATH):
             if self.zk.exists(path):
-                if not wait_absent(self.zk, path, self.batch_timeout):
-                    raise TimeoutError(f"{path} still exists after {self.batch_timeout:.0f} s")
-                return
+                return wait_absent(self.zk, path, timeout)
         # Moving without the znode (a reassignment made through Kafka's Admin API, KIP-455):
         # its topic znode changes when the move completes.
         topic = min(now.reassigning).topic
-        if not wait_changed(self.zk, znodes.topic_path(topic), self.batch_timeout):
-            raise TimeoutError(f"{topic} still moving after {self.batch_timeout:.0f} s")
+        return wait_changed(self.zk, znodes.topic_path(topic), timeout)
