@@ -99,8 +99,8 @@ def running(connect: str, root: Path, *extra: str) -> Iterator[Setup]:
     zk.start()
     with ApiServer() as api:
         s = Setup(api, zk, connect, root)
-        crd = yaml.safe_load((ROOT / "crds" / "kafkatopics.yaml").read_text())
-        s.ext.create_custom_resource_definition(crd)
+        for crd_file in sorted((ROOT / "crds").glob("*.yaml")):
+            s.ext.create_custom_resource_definition(yaml.safe_load(crd_file.read_text()))
         for broker in (0, 1, 2):
             s.start_broker(broker)
         log = (root / "operator.log").open("a")

@@ -7,10 +7,10 @@ has been seen. Listing them all first closes that gap, as an informer's initial 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.topics.ownership import Claim, claim_of
 
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
@@ -26,14 +26,8 @@ def list_claims(namespaces: Sequence[str], selector: Mapping[str, str]) -> list[
     the credentials kopf uses: in-cluster, else the kubeconfig."""
     import kubernetes
 
-    config: Any = kubernetes.config
-    try:
-        config.load_incluster_config()
-    except config.ConfigException:
-        # KUBECONFIG read now: the client's own default froze it when it was imported.
-        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
     scopes: Sequence[str | None] = list(namespaces) or [None]
-    with kubernetes.client.ApiClient() as client:
+    with api_client() as client:
         api = kubernetes.client.CustomObjectsApi(client)
         claims = []
         for namespace in scopes:

@@ -162,7 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     import kopf
 
-    from kafka_topic_operator.k8s import handlers
+    from kafka_topic_operator.k8s import (
+        handlers,
+        rebalance_handlers,  # noqa: F401  (registers its daemon)
+    )
 
     handlers.RUNTIME = handlers.Runtime(
         zk=zk, selector=args.selector, namespaces=tuple(args.namespace or ())

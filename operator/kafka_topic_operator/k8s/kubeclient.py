@@ -1,0 +1,28 @@
+"""The Kubernetes API client the operator's own calls use (kopf keeps its own): credentials as
+kopf finds them, in-cluster first, else the kubeconfig."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+_lock = threading.Lock()
+_loaded = False
+
+
+def api_client() -> Any:
+    """A new `kubernetes.client.ApiClient` with the configuration loaded once per process."""
+    global _loaded
+    import kubernetes
+
+    config: Any = kubernetes.config
+    with _lock:
+        if not _loaded:
+            try:
+                config.load_incluster_config()
+            except config.ConfigException:
+                # KUBECONFIG read now: the client's own default froze it when it was imported.
+                config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
+            _loaded = True
+    return kubernetes.client.ApiClient()

@@ -1,0 +1,191 @@
+"""KafkaRebalance end to end: `kto run` with the embedded controller and dev brokers, kopf
+against the API emulator, the planning job in its own process with local Spark, and the moves
+carried out by the controller onto the dev brokers' disks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kto_testing import eventually
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.executor import read_now
+from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.zk import admin
+
+from .test_operator import Setup, running
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e, pytest.mark.spark]
+
+GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkarebalances"
+TOPICS = ("orders", "payments", "audit")
+
+
+@pytest.fixture
+def setup(zk_chroot: str, tmp_path: Path) -> Iterator[Setup]:
+    with running(zk_chroot, tmp_path) as s:
+        yield s
+
+
+def crowd(setup: Setup) -> None:
+    """Every replica on brokers 0 and 1: broker 2 joined empty."""
+    for topic in TOPICS:
+        admin.create_topic_with_assignment(
+            setup.zk, topic, {p: [p % 2, (p + 1) % 2] for p in range(6)}
+        )
+
+
+def assignment(setup: Setup) -> dict[TopicPartition, tuple[int, ...]]:
+    every = [PartitionMove(TopicPartition(t, p), (), ()) for t in TOPICS for p in range(6)]
+    return dict(read_now(setup.zk, every).assignment)
+
+
+def apply(setup: Setup, name: str, **spec: Any) -> None:
+    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaRebalance",
+            "metadata": {"name": name}, "spec": spec}  # fmt: skip
+    setup.api.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, body)
+
+
+def get(setup: Setup, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = setup.api.get_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, name
+    )
+    return found
+
+
+def state_of(setup: Setup, name: str) -> str | None:
+    for c in (get(setup, name).get("status") or {}).get("conditions") or []:
+        if c["status"] == "True":
+            return str(c["type"])
+    return None
+
+
+def wait_state(setup: Setup, name: str, state: str, timeout: float = 120) -> dict[str, Any]:
+    eventually(lambda: state_of(setup, name) == state, f"{name} {state}", timeout=timeout)
+    return get(setup, name)
+
+
+def annotations(setup: Setup, name: str) -> dict[str, str]:
+    return get(setup, name)["metadata"].get("annotations") or {}
+
+
+def progress(setup: Setup, name: str) -> dict[str, Any]:
+    return get(setup, name)["status"].get("progress") or {}
+
+
+def annotate(setup: Setup, name: str, value: str) -> None:
+    patch = {"metadata": {"annotations": {"kto.dev/rebalance": value}}}
+    setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, name, patch)
+
+
+def test_propose_approve_rebalance_ready(setup: Setup) -> None:
+    crowd(setup)
+    before = assignment(setup)
+    apply(setup, "even-out")
+    ready = wait_state(setup, "even-out", "ProposalReady")
+    result = ready["status"]["optimizationResult"]
+    # 36 replicas on 3 brokers, 18 each on two of them: the lower bound moves 12.
+    assert (result["replicaMoves"], result["replicaMovesLowerBound"]) == (12, 12)
+    assert {b["broker"]: b["replicasAfter"] for b in result["brokers"]} == {0: 12, 1: 12, 2: 12}
+    assert assignment(setup) == before  # nothing moves before approval
+    from kubernetes import client
+
+    plan = client.CoreV1Api().read_namespaced_config_map(
+        ready["status"]["planConfigMap"], "default"
+    )
+    assert plan.metadata.owner_references[0].name == "even-out"
+    assert '"version":1' in plan.data["plan.json"]
+
+    annotate(setup, "even-out", "approve")
+    done = wait_state(setup, "even-out", "Ready")
+    assert "kto.dev/rebalance" not in (done["metadata"].get("annotations") or {})
+    after = assignment(setup)
+    replicas = Counter(b for r in after.values() for b in r)
+    assert sorted(replicas.values()) == [12, 12, 12]
+    assert sum(len(set(after[tp]) - set(before[tp])) for tp in before) == 12
+    preferred = Counter(r[0] for r in after.values())
+    assert sorted(preferred.values()) == [6, 6, 6]
+    moved_to_2 = [tp for tp in after if 2 in after[tp]]
+    for tp in moved_to_2:
+        log_dir = setup.root / "broker-2" / f"{tp.topic}-{tp.partition}"
+        eventually(log_dir.is_dir, f"{tp} on broker 2's disk")
+
+
+def test_an_unknown_or_misplaced_annotation_is_refused_and_removed(setup: Setup) -> None:
+    crowd(setup)
+    apply(setup, "careful")
+    wait_state(setup, "careful", "ProposalReady")
+    annotate(setup, "careful", "stop")  # a proposal waiting for approval cannot be stopped
+    eventually(lambda: "kto.dev/rebalance" not in annotations(setup, "careful"),
+               "the annotation removed")  # fmt: skip
+    assert state_of(setup, "careful") == "ProposalReady"
+
+
+def test_an_invalid_spec_is_not_ready_with_the_reason(setup: Setup) -> None:
+    apply(setup, "bad", mode="add-brokers", brokers=[9])
+    done = wait_state(setup, "bad", "NotReady")
+    condition = done["status"]["conditions"][0]
+    assert condition["reason"] == "CannotPlan"
+    assert condition["message"] == "brokers 9 to add are not registered in ZooKeeper"
+
+
+def test_adding_a_broker_moves_replicas_only_onto_it(setup: Setup) -> None:
+    crowd(setup)
+    before = assignment(setup)
+    apply(setup, "grow", mode="add-brokers", brokers=[2])
+    annotate_auto_approval(setup, "grow")
+    wait_state(setup, "grow", "Ready")
+    after = assignment(setup)
+    gained = {b for tp in before for b in set(after[tp]) - set(before[tp])}
+    assert gained == {2}
+    assert Counter(b for r in after.values() for b in r)[2] == 12
+
+
+def test_removing_a_broker_drains_it(setup: Setup) -> None:
+    for topic in TOPICS:
+        admin.create_topic_with_assignment(
+            setup.zk, topic, {p: [p % 3, (p + 1) % 3] for p in range(6)}
+        )
+    apply(setup, "shrink", mode="remove-brokers", brokers=[2])
+    annotate_auto_approval(setup, "shrink")
+    wait_state(setup, "shrink", "Ready")
+    after = assignment(setup)
+    assert not [tp for tp, r in after.items() if 2 in r]
+    assert sorted(Counter(b for r in after.values() for b in r).values()) == [18, 18]
+    for tp in after:
+        log_dir = setup.root / "broker-2" / f"{tp.topic}-{tp.partition}"
+        eventually(lambda d=log_dir: not d.exists(), f"{tp} gone from broker 2's disk")
+
+
+def test_stop_halts_after_the_batch_in_flight_and_refresh_plans_the_rest(setup: Setup) -> None:
+    crowd(setup)
+    apply(setup, "paced", concurrentPartitionMovementsPerBroker=1)
+    wait_state(setup, "paced", "ProposalReady")
+    # Broker 2 away: the first batch waits for it, so the stop comes while it is in flight.
+    setup.kill_broker(2)
+    annotate(setup, "paced", "approve")
+    rebalancing = wait_state(setup, "paced", "Rebalancing")
+    assert rebalancing["status"]["conditions"][0]["reason"] == "Rebalancing"
+    eventually(lambda: progress(setup, "paced").get("partitionsInFlight") == 1,
+               "one partition in flight")  # fmt: skip
+    annotate(setup, "paced", "stop")
+    setup.start_broker(2)
+    stopped = wait_state(setup, "paced", "Stopped")
+    assert stopped["status"]["conditions"][0]["message"] == "stopped on request"
+    after = assignment(setup)
+    assert Counter(b for r in after.values() for b in r)[2] == 1  # the one batch, carried out
+
+    annotate(setup, "paced", "refresh")
+    eventually(lambda: state_of(setup, "paced") in ("PendingProposal", "ProposalReady"), "planning")
+    again = wait_state(setup, "paced", "ProposalReady")
+    assert again["status"]["proposalId"] != stopped["status"]["proposalId"]
+    assert again["status"]["optimizationResult"]["replicaMoves"] == 11
+
+
+def annotate_auto_approval(setup: Setup, name: str) -> None:
+    patch = {"metadata": {"annotations": {"kto.dev/rebalance-auto-approval": "true"}}}
+    setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, name, patch)
