@@ -293,3 +293,11 @@ def test_notes_tell_the_user_what_to_do_next() -> None:
     assert "kubectl -n kto-system rollout status deployment/kto-kafka-topic-operator" in notes
     assert "namespaces team-a, team-b labelled kto.dev/cluster=prod" in notes
     assert "namespace: team-a" in notes and 'kto.dev/cluster: "prod"' in notes
+
+
+@pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
+def test_the_operator_leaves_kafkarebalances_alone_without_their_permissions(values: Path) -> None:
+    docs = render(*values_args(values))
+    assert "--no-rebalance" in container(docs)["args"]
+    rules = [r for kind in ("ClusterRole", "Role") for d in of_kind(docs, kind) for r in d["rules"]]
+    assert not [r for r in rules if "kafkarebalances" in r.get("resources", [])]

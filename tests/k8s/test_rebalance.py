@@ -90,6 +90,8 @@ def test_propose_approve_rebalance_ready(setup: Setup) -> None:
     result = ready["status"]["optimizationResult"]
     # 36 replicas on 3 brokers, 18 each on two of them: the lower bound moves 12.
     assert (result["replicaMoves"], result["replicaMovesLowerBound"]) == (12, 12)
+    message = ready["status"]["conditions"][0]["message"]
+    assert message == "12 replica moves (lower bound 12), 6 leader moves"  # as README shows
     assert {b["broker"]: b["replicasAfter"] for b in result["brokers"]} == {0: 12, 1: 12, 2: 12}
     assert assignment(setup) == before  # nothing moves before approval
     from kubernetes import client

@@ -3,6 +3,7 @@ input, and what the goals mean for the planners."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -210,3 +211,16 @@ def test_the_parsed_spec_is_frozen() -> None:
     with pytest.raises(ValueError, match="frozen"):
         spec.mode = RebalanceMode.FULL  # type: ignore[misc]
     assert hash(spec) == hash(rebalance_spec({"mode": "add-brokers", "brokers": [7]}))
+
+
+def test_the_rebalance_examples_are_valid_specs() -> None:
+    import yaml
+
+    examples = sorted(
+        (Path(__file__).resolve().parents[2] / "examples" / "rebalance").glob("*.yaml")
+    )
+    assert len(examples) == 2
+    for example in examples:
+        manifest = yaml.safe_load(example.read_text())
+        assert manifest["kind"] == "KafkaRebalance"
+        rebalance_spec(manifest["spec"])

@@ -85,6 +85,12 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         "operator's back (60)",
     )
     parser.add_argument(
+        "--no-rebalance",
+        dest="rebalance",
+        action="store_false",
+        help="leave KafkaRebalance resources alone (their planning needs Spark and Java)",
+    )
+    parser.add_argument(
         "--metrics-port",
         type=int,
         default=9090,
