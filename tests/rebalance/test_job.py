@@ -50,6 +50,8 @@ def test_a_full_plan_moves_the_lower_bound_and_writes_kafkas_json(
     assert spread(model.replica_counts(after), range(7)) <= 1
     assert spread(model.leader_counts(after), range(7)) <= 1
     assert output.result.balance_after == 100.0 > output.result.balance_before
+    generated = output.result.generate_replica_moves
+    assert generated is not None and generated > 2 * output.result.replica_moves
     for tp, replicas in after.items():
         assert len(replicas) == len(before[tp]) == len(set(replicas))
     job.write_output(output, tmp_path / "out")

@@ -54,6 +54,7 @@ def test_a_plan_and_its_report_from_the_command_line(
     assert sum(len(set(after[k]) - set(before[k])) for k in before) == 12
     assert sorted(leaders.values()) == [6, 6, 6]
     assert done.stdout.splitlines()[0].startswith("12 replica moves (lower bound 12)")
+    assert done.stdout.splitlines()[1].startswith("kafka-reassign-partitions --generate would move")
     assert "round  0 [" in done.stderr
     report = (tmp_path / "plan.html").read_text()
     assert report.startswith("<!DOCTYPE html>") and report.count("<svg") == 2

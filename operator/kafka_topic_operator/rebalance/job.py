@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 INPUT_VERSION = 1
+# Kafka's --generate is replayed on the driver in pure Python for the comparison in status;
+# beyond this many partitions the comparison is left out (make bench reports it at scale).
+GENERATE_LIMIT = 200_000
 
 
 class PlanningError(Exception):
@@ -166,9 +169,32 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         request.brokers,
         replica_moves=sum(c.replica_moves for c in changes),
         leader_moves=sum(1 for c in changes if c.leader_changed),
+        generate_replica_moves=generate_moves(request),
         unbalanced=unbalanced,
     )
     return PlanningOutput(changes, result, rounds)
+
+
+def generate_moves(request: PlanningInput) -> int | None:
+    """What `kafka-reassign-partitions --generate` over the same brokers and movable topics
+    would move (seeded, so the same input says the same); None above GENERATE_LIMIT."""
+    import re
+
+    from kafka_topic_operator.kafka.assignment import default_random
+    from kafka_topic_operator.rebalance.generate import generate
+    from kafka_topic_operator.rebalance.model import ClusterModel, moves
+
+    if len(request.assignment) > GENERATE_LIMIT:
+        return None
+    excluded = re.compile(request.excluded_topics) if request.excluded_topics else None
+    movable = {tp: r for tp, r in request.assignment.items()
+               if excluded is None or not excluded.fullmatch(tp.topic)}  # fmt: skip
+    if not movable:
+        return 0
+    model = ClusterModel(movable, dict(request.racks))
+    proposal = generate(model, request.brokers, rack_aware=bool(request.racks),
+                        rng=default_random(0))  # fmt: skip
+    return moves(movable, proposal)
 
 
 def _replica_table(spark: SparkSession, assignment: Mapping[TopicPartition, tuple[int, ...]],

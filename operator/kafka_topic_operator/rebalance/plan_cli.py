@@ -119,6 +119,8 @@ def _plan(args: argparse.Namespace, request: Any) -> int:
     print(f"{result.replica_moves} replica moves (lower bound {result.replica_lower_bound}), "
           f"{result.leader_moves} leader moves, balance {result.balance_before:g}% -> "
           f"{result.balance_after:g}%; plan written to {args.output}")  # fmt: skip
+    if result.generate_replica_moves is not None:
+        print(f"kafka-reassign-partitions --generate would move {result.generate_replica_moves}")
     for reason in result.unbalanced:
         print(f"warning: {reason}", file=sys.stderr)
     if args.report is not None:
