@@ -27,7 +27,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from kafka_topic_operator.topics.spec import _describe
+from kafka_topic_operator.topics.spec import validation_message
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -213,4 +213,4 @@ def rebalance_spec(spec: Mapping[str, Any]) -> RebalanceSpec:
     try:
         return RebalanceSpec.model_validate(dict(spec))
     except ValidationError as e:
-        raise InvalidRebalanceSpec(_describe(e)) from None
+        raise InvalidRebalanceSpec(validation_message(e)) from None

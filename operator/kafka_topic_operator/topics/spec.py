@@ -70,7 +70,7 @@ def desired_topic(resource_name: str, spec: Mapping[str, Any]) -> DesiredTopic:
     try:
         parsed = TopicSpec.model_validate(dict(spec))
     except ValidationError as e:
-        raise InvalidSpec(_describe(e)) from None
+        raise InvalidSpec(validation_message(e)) from None
     name = parsed.topic_name if parsed.topic_name is not None else resource_name
     try:
         validate_topic_name(name)
@@ -158,7 +158,7 @@ def _assignment(spec: TopicSpec) -> dict[int, tuple[int, ...]] | None:
     return assignment
 
 
-def _describe(error: ValidationError) -> str:
+def validation_message(error: ValidationError) -> str:
     """pydantic's errors as `spec.<field>: <message>` lines, with the CRD's field names."""
     lines = []
     for item in error.errors():
