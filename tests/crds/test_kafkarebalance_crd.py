@@ -123,6 +123,7 @@ def test_an_empty_rebalance_is_a_full_one_with_every_default(
 
 # Valid specs, from the smallest to every field set.
 VALID_SPECS: list[dict[str, Any]] = [
+    {"engine": {"type": "sparkApplication", "workDir": "/plans", "volume": "kto-plans"}},
     {"mode": "add-brokers", "brokers": [3, 4]},
     {"mode": "remove-brokers", "brokers": [0], "replicationThrottle": 10_485_760},
     {"goals": ["RackAware", "ReplicaCapacity", "ReplicaDistribution"],
@@ -173,10 +174,8 @@ RULES: list[tuple[dict[str, Any], str, str]] = [
      "workDir is required for the kubernetes and sparkApplication engines"),
     ({"engine": {"type": "sparkApplication", "image": "spark:3.5"}}, "spec.engine",
      "workDir is required for the kubernetes and sparkApplication engines"),
-    ({"engine": {"type": "sparkApplication", "workDir": "/w", "volume": "plans"}}, "spec.engine",
-     "volume is only mounted by the kubernetes engine"),
     ({"engine": {"volume": "plans"}}, "spec.engine",
-     "volume is only mounted by the kubernetes engine"),
+     "volume is only mounted by the kubernetes and sparkApplication engines"),
     ({"engine": {"type": "kubernetes", "workDir": "plans", "volume": "plans"}}, "spec.engine",
      "workDir must be an absolute path when volume is set: the volume is mounted there"),
 ]  # fmt: skip

@@ -411,15 +411,8 @@ def test_a_minimal_spark_application_leaves_sparks_defaults() -> None:
     assert "volumes" not in body
 
 
-def with_volume(spec: RebalanceSpec, volume: str) -> RebalanceSpec:
-    """The CRD (and spec.py) allow volume only for the kubernetes engine; the builder honours it
-    anyway, checked here on a spec that skips validation."""
-    engine = spec.engine.model_copy(update={"volume": volume})
-    return spec.model_copy(update={"engine": engine})
-
-
 def test_the_spark_application_mounts_the_volume_when_one_is_set() -> None:
-    spec = with_volume(spec_with(type="sparkApplication", workDir="/plans"), "kto-plans")
+    spec = spec_with(type="sparkApplication", workDir="/plans", volume="kto-plans")
     assert spec.engine.type == EngineType.SPARK_APPLICATION
     body = spark_application(rebalance(), spec, PATHS, default_image=IMAGE, proposal=PROPOSAL)[
         "spec"
@@ -513,7 +506,7 @@ def test_the_emulator_stores_both_objects_as_built_and_collects_them_with_the_re
     kube = kubernetes_job(owner, spec_with(type="kubernetes", volume="kto-plans", **FULL_ENGINE),
                           PATHS, default_image=IMAGE, proposal=PROPOSAL)  # fmt: skip
     kubernetes_validate.validate(kube, KUBERNETES_VERSION, strict=True)
-    spark_spec = with_volume(spec_with(type="sparkApplication", **FULL_ENGINE), "kto-plans")
+    spark_spec = spec_with(type="sparkApplication", volume="kto-plans", **FULL_ENGINE)
     app = spark_application(owner, spark_spec, PATHS, default_image=IMAGE, proposal=PROPOSAL)
     stored_job = cluster.create(jobs, "kafka", kube, field_validation="Strict").obj
     stored_app = cluster.create(apps, "kafka", app, field_validation="Strict").obj

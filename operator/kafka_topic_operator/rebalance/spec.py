@@ -114,8 +114,8 @@ class EngineSpec(BaseModel):
         broken = []
         if self.type != EngineType.LOCAL and self.work_dir is None:
             broken.append("workDir is required for the kubernetes and sparkApplication engines")
-        if self.volume is not None and self.type != EngineType.KUBERNETES:
-            broken.append("volume is only mounted by the kubernetes engine")
+        if self.volume is not None and self.type == EngineType.LOCAL:
+            broken.append("volume is only mounted by the kubernetes and sparkApplication engines")
         if self.volume is not None and self.work_dir is not None and self.work_dir[:1] != "/":
             broken.append(
                 "workDir must be an absolute path when volume is set: the volume is mounted there"
