@@ -25,8 +25,8 @@ from typing import Any
 import kopf
 
 from kafka_topic_operator.k8s.kubeclient import api_client
+from kafka_topic_operator.rebalance import engines, job
 from kafka_topic_operator.rebalance import execution as ex
-from kafka_topic_operator.rebalance import job
 from kafka_topic_operator.rebalance.executor import Executor, Report
 from kafka_topic_operator.rebalance.spec import InvalidRebalanceSpec, RebalanceSpec, rebalance_spec
 from kafka_topic_operator.rebalance.workflow import (
@@ -181,9 +181,7 @@ class Resource:
         proposal = str((meta.annotations or {}).get("kto.dev/proposal"))
         if proposal != self.status.get("proposalId"):
             return None
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "changes.json").write_text(data.get("changes.json") or "[]")
-            return proposal, job.read_changes(Path(tmp))
+        return proposal, job.parse_changes(data.get("changes.json") or "[]")
 
 
 @kopf.daemon(GROUP, VERSION, PLURAL, cancellation_timeout=10.0, backoff=5.0)
@@ -235,10 +233,12 @@ def _propose(resource: Resource, zk: Any, stopped: Any) -> None:
     except job.PlanningError as e:
         resource.write_status(State.NOT_READY, "CannotPlan", str(e))
         return
-    directory = WORKDIR / resource.namespace / resource.name / proposal
+    paths = engines.planning_paths(str(WORKDIR), resource.namespace, resource.name, proposal)
+    directory = Path(paths.output)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "input.json").write_text(json.dumps(request.to_json()))
-    outcome = _run_local_job(directory, resource, stopped)
+    Path(paths.input).write_text(json.dumps(request.to_json()))
+    command = engines.local_command(sys.executable, paths, driver_memory=spec.engine.driver_memory)
+    outcome = _run_local_job(command, directory, resource, stopped)
     if outcome is not None:
         if outcome != "":
             resource.write_status(State.NOT_READY, "PlanningFailed", outcome)
@@ -255,10 +255,10 @@ def _propose(resource: Resource, zk: Any, stopped: Any) -> None:
         kopf.info(resource.body, reason="ProposalReady", message=message)
 
 
-def _run_local_job(directory: Path, resource: Resource, stopped: Any) -> str | None:
+def _run_local_job(
+    command: list[str], directory: Path, resource: Resource, stopped: Any
+) -> str | None:
     """None when planned; "" when stopped or refreshed meanwhile; else what failed."""
-    command = [sys.executable, "-m", "kafka_topic_operator.rebalance.job",
-               "--input", str(directory / "input.json"), "--output", str(directory)]  # fmt: skip
     with (directory / "job.log").open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         try:

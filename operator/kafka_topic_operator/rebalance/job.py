@@ -258,11 +258,16 @@ def write_output(output: PlanningOutput, directory: Path) -> None:
 
 
 def read_changes(directory: Path) -> list[PartitionMove]:
+    return parse_changes((directory / "changes.json").read_text())
+
+
+def parse_changes(text: str) -> list[PartitionMove]:
+    """changes.json, as `write_output` writes it (and the plan's ConfigMap holds it)."""
     return [
         PartitionMove(
             TopicPartition(c["topic"], c["partition"]), tuple(c["before"]), tuple(c["after"])
         )
-        for c in json.loads((directory / "changes.json").read_text())
+        for c in json.loads(text)
     ]
 
 
