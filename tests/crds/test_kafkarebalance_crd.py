@@ -17,6 +17,8 @@ from kafka_topic_operator.apiserver.tables import cells, column_definitions
 from kafka_topic_operator.rebalance.result import BrokerLoad, OptimizationResult
 from kafka_topic_operator.rebalance.spec import InvalidRebalanceSpec, rebalance_spec
 
+from .conftest import cluster_with
+
 CRD_FILE = Path(__file__).resolve().parents[2] / "crds" / "kafkarebalances.yaml"
 
 # What an empty spec becomes: a full rebalance with the default goals and Cruise Control's limits.
@@ -32,10 +34,7 @@ DEFAULTED = {
 
 @pytest.fixture
 def cluster() -> Cluster:
-    c = Cluster()
-    crds = c.info("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    c.create(crds, None, yaml.safe_load(CRD_FILE.read_text()))
-    return c
+    return cluster_with("kafkarebalances.yaml")
 
 
 def rebalances(cluster: Cluster) -> ResourceInfo:

@@ -13,15 +13,14 @@ from kafka_topic_operator.apiserver import Cluster
 from kafka_topic_operator.apiserver.errors import ApiError
 from kafka_topic_operator.apiserver.resources import ResourceInfo
 
+from .conftest import cluster_with
+
 CRD_FILE = Path(__file__).resolve().parents[2] / "crds" / "kafkatopics.yaml"
 
 
 @pytest.fixture
 def cluster() -> Cluster:
-    c = Cluster()
-    crds = c.info("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    c.create(crds, None, yaml.safe_load(CRD_FILE.read_text()))
-    return c
+    return cluster_with("kafkatopics.yaml")
 
 
 def topics(cluster: Cluster) -> ResourceInfo:
