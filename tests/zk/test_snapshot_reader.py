@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.snapshot import PartitionStatus
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.snapshot_reader import read_cluster
+from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
 
 pytestmark = pytest.mark.zookeeper
 
@@ -106,3 +107,40 @@ def test_reading_a_subset_of_topics(zk: ZkClient) -> None:
     write_topic(zk, "a", {0: [0]}, {})
     write_topic(zk, "b", {0: [0]}, {})
     assert set(read_cluster(zk, ["b", "nope"]).topics) == {"b"}
+
+
+class CountingRounds:
+    """Counts the rounds of reads (read_many calls) a reader makes."""
+
+    def __init__(self, zk: ZkClient, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.rounds = 0
+        read_many = zk.read_many
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.rounds += 1
+            return read_many(*args, **kwargs)
+
+        monkeypatch.setattr(zk, "read_many", counted)
+
+
+@pytest.mark.parametrize(
+    ("expected", "rounds"),
+    [
+        (None, 2),
+        (Expected(brokers=[0, 1], partitions={"orders": [0, 1, 2]}), 1),
+        # Wrong guesses: a broker gone and one not guessed, partitions too many and too few.
+        (Expected(brokers=[0, 5], partitions={"orders": [0, 1, 2, 3]}), 2),
+        (Expected(brokers=[0, 1], partitions={"orders": [0], "other": [0]}), 2),
+    ],
+)
+def test_a_right_guess_saves_a_round_and_any_guess_reads_the_same(
+    zk: ZkClient, monkeypatch: pytest.MonkeyPatch, expected: Expected | None, rounds: int
+) -> None:
+    register(zk, 0, "a")
+    register(zk, 1, "b")
+    write_topic(zk, "orders", {0: [0, 1], 1: [1, 0], 2: [0, 1]}, {0: [0, 1], 1: [1]})
+    plain = read_cluster(zk, ["orders"], list_topics=False)
+    counting = CountingRounds(zk, monkeypatch)
+    guessed = read_cluster(zk, ["orders"], list_topics=False, expected=expected)
+    assert counting.rounds == rounds
+    assert guessed == plain

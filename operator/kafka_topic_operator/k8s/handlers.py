@@ -38,7 +38,7 @@ from kafka_topic_operator.topics.status import (
 )
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
-from kafka_topic_operator.zk.snapshot_reader import read_cluster
+from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
 
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
 FINALIZER = "kto.dev/topic-deletion"
@@ -60,6 +60,8 @@ class Runtime:
     selector: Mapping[str, str] = field(default_factory=dict)
     namespaces: Sequence[str] = ()  # all when empty
     claims: TopicClaims = field(default_factory=TopicClaims)
+    # The live brokers of the last read: a guess that lets the next read take one round.
+    brokers: frozenset[int] = frozenset()
 
 
 RUNTIME: Runtime | None = None
@@ -201,7 +203,11 @@ def _reconcile(
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
-    step = reconcile_topic(zk, name, spec, managed_topic=status.get("topicName"))
+    rt = runtime()
+    step = reconcile_topic(zk, name, spec, managed_topic=status.get("topicName"),
+                           brokers=rt.brokers)  # fmt: skip
+    if step.snapshot is not None:
+        rt.brokers = frozenset(step.snapshot.brokers)
     # Only a topic this resource manages (created, or adopted as it was) goes into status:
     # status.topicName is what later passes treat as theirs.
     topic_name = step.desired.name if step.desired and step.plan.blocked is None else None
@@ -217,9 +223,13 @@ def _reconcile(
     snapshot = None
     if topic_name:
         # Nothing written: what was read to plan is still what is there (the drift timer's
-        # usual pass costs one snapshot, not two).
+        # usual pass costs one snapshot, not two). Written: the partitions asked for are
+        # where to look.
         snapshot = step.snapshot if not step.plan.actions else None
-        snapshot = snapshot or read_cluster(zk, [topic_name], list_topics=False)
+        if snapshot is None:
+            partitions = {topic_name: range(step.desired.partitions)} if step.desired else {}
+            expected = Expected(brokers=rt.brokers, partitions=partitions)
+            snapshot = read_cluster(zk, [topic_name], list_topics=False, expected=expected)
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
     if _set_status(patch, status, new):
@@ -234,12 +244,12 @@ def _reconcile(
 
 
 def wait_for_znode(zk: ZkClient, path: str, timeout: float) -> bool:
-    """Until `path` exists (watched, not polled), at most `timeout` seconds."""
+    """Until `path` exists (watched, not polled), at most `timeout` seconds; False if it did
+    not appear in time (or if it appeared and was deleted: the reader that follows sees)."""
     appeared = threading.Event()
     if zk.exists(path, watch=lambda _event: appeared.set()):
         return True
-    appeared.wait(timeout)
-    return zk.exists(path)
+    return appeared.wait(timeout)
 
 
 def _set_condition(

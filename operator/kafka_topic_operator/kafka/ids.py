@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ _MASK64 = (1 << 64) - 1
 _URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _FROM_BASE64_URL = {ord(c): i for i, c in enumerate(_URL_ALPHABET)}
 _PAD = ord("=")
+# 22 characters of the URL alphabet: 16 bytes and 4 spare bits, the form every id takes.
+_CANONICAL_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
 
 def _signed64(value: int) -> int:
@@ -137,6 +140,14 @@ def _illegal_char_hex(code: int) -> str:
 
 def _java_url_base64_decode(text: str) -> bytes:
     """Base64.getUrlDecoder().decode(String), with Java's acceptance rules and messages."""
+    if _CANONICAL_ID.fullmatch(text):
+        # What Uuid.toString writes: both decoders ignore the last character's low 4 bits.
+        return base64.urlsafe_b64decode(text + "==")
+    return _java_url_base64_decode_any(text)
+
+
+def _java_url_base64_decode_any(text: str) -> bytes:
+    """`_java_url_base64_decode` character by character, for any input."""
     # String.getBytes(ISO_8859_1): characters beyond Latin-1 become '?'.
     src = bytes(ord(c) if ord(c) <= 0xFF else ord("?") for c in text)
     if len(src) == 1:

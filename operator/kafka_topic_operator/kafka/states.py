@@ -29,6 +29,10 @@ class ReplicaState(Enum):
     REPLICA_DELETION_INELIGIBLE = 6
     NON_EXISTENT_REPLICA = 7
 
+    # Members are singletons: hashing them by identity (C) instead of Enum's hash of the name
+    # (Python) matters when every replica of thousands of partitions is looked up.
+    __hash__ = object.__hash__
+
     @property
     def kafka_name(self) -> str:
         return "".join(w.capitalize() for w in self.name.split("_"))
@@ -78,13 +82,15 @@ class PartitionState(Enum):
     OFFLINE_PARTITION = 2
     NON_EXISTENT_PARTITION = 3
 
+    __hash__ = object.__hash__  # as ReplicaState's
+
     @property
     def kafka_name(self) -> str:
         return "".join(w.capitalize() for w in self.name.split("_"))
 
     @property
     def valid_previous_states(self) -> frozenset[PartitionState]:
-        return frozenset(_PARTITION_PREVIOUS_ORDER[self])
+        return _PARTITION_PREVIOUS[self]
 
     def __str__(self) -> str:
         return self.kafka_name
@@ -97,6 +103,7 @@ _PARTITION_PREVIOUS_ORDER: dict[PartitionState, tuple[PartitionState, ...]] = {
     _P.OFFLINE_PARTITION: (_P.NEW_PARTITION, _P.ONLINE_PARTITION, _P.OFFLINE_PARTITION),
     _P.NON_EXISTENT_PARTITION: (_P.OFFLINE_PARTITION,),
 }
+_PARTITION_PREVIOUS = {s: frozenset(order) for s, order in _PARTITION_PREVIOUS_ORDER.items()}
 
 
 class PartitionAndReplica(NamedTuple):
@@ -138,9 +145,10 @@ def plan_replica_transitions(
     """Unknown replicas count as NonExistentReplica (putReplicaStateIfNotExists)."""
     valid: list[PartitionAndReplica] = []
     invalid: list[InvalidTransition[PartitionAndReplica, ReplicaState]] = []
+    previous = target.valid_previous_states
     for replica in replicas:
         current = states.get(replica, ReplicaState.NON_EXISTENT_REPLICA)
-        if current in target.valid_previous_states:
+        if current in previous:
             valid.append(replica)
         else:
             invalid.append(
@@ -164,9 +172,10 @@ def plan_partition_transitions(
     """Unknown partitions count as NonExistentPartition."""
     valid: list[TopicPartition] = []
     invalid: list[InvalidTransition[TopicPartition, PartitionState]] = []
+    previous = target.valid_previous_states
     for partition in partitions:
         current = states.get(partition, PartitionState.NON_EXISTENT_PARTITION)
-        if current in target.valid_previous_states:
+        if current in previous:
             valid.append(partition)
         else:
             invalid.append(

@@ -3,7 +3,7 @@ write. The Kubernetes handlers call this and turn its result into status."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,7 @@ from kafka_topic_operator.topics.plan import Plan, Reason, plan
 from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.snapshot_reader import read_cluster
+from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,18 +31,24 @@ def reconcile_topic(
     spec: Mapping[str, Any],
     rng: RandomSource | None = None,
     managed_topic: str | None = None,
+    brokers: Collection[int] = (),
 ) -> Step:
     """`managed_topic`: the topic this resource already manages (from its status); any other
-    existing topic is adopted only if it matches the spec."""
+    existing topic is adopted only if it matches the spec. `brokers`: the live brokers last
+    seen, read with the rest in one round if they still are."""
     try:
         desired = desired_topic(resource_name, spec)
     except InvalidSpec as e:
         return Step(None, Plan(blocked=(Reason.INVALID_SPEC, str(e))))
-    snapshot = read_cluster(zk, [desired.name], list_topics=False)
-    # Every topic's name matters only to create one (collisions): list them only then.
+    # Every topic's name matters only to create one (collisions): list them with the first
+    # read when this resource has no topic yet, and otherwise only if its topic is gone.
+    listing = managed_topic != desired.name
+    snapshot = read_cluster(
+        zk, [desired.name], list_topics=listing, expected=Expected(brokers=brokers)
+    )
     names = (
         snapshot.topic_names
-        if desired.name in snapshot.topics
+        if listing or desired.name in snapshot.topics
         else frozenset(zk.children_many([znodes.TOPICS_PATH])[0] or [])
     )
     step = plan(

@@ -6,7 +6,8 @@ never raised: a reader must not crash on another tool's bad JSON.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -22,8 +23,22 @@ _CLUSTER_ZNODES = (
 )
 
 
+@dataclass(frozen=True)
+class Expected:
+    """What a reader expects to find (the brokers of its last read, the partitions it just
+    wrote): read in the first round, so a right guess saves the second. A wrong guess costs
+    nothing but the extra paths; the snapshot is the same either way."""
+
+    brokers: Collection[int] = ()
+    partitions: Mapping[str, Collection[int]] = field(default_factory=dict)
+
+
 def read_cluster(
-    zk: ZkClient, topics: Iterable[str] | None = None, *, list_topics: bool = True
+    zk: ZkClient,
+    topics: Iterable[str] | None = None,
+    *,
+    list_topics: bool = True,
+    expected: Expected | None = None,
 ) -> ClusterSnapshot:
     """The cluster, with `topics` (all when None) read in full. `list_topics=False` skips
     listing every topic name (`topic_names` then holds only the topics read): one topic's
@@ -31,16 +46,19 @@ def read_cluster(
 
     Reads go in rounds of multiRead requests, each round asking for all it can know to ask:
     the lists, the cluster-wide znodes and the named topics first, then the brokers and the
-    partition states (two rounds for named topics, three when every topic is read)."""
+    partition states (two rounds for named topics, one when `expected` guessed them right,
+    three when every topic is read)."""
     problems: list[str] = []
     listing = topics is None or list_topics
     named = None if topics is None else sorted(set(topics))
+    guessed = _expected_paths(expected) if named is not None and expected else []
 
     lists = [znodes.BROKER_IDS_PATH, znodes.DELETE_TOPICS_PATH]
     first, listed = zk.read_many(
-        data=[*_CLUSTER_ZNODES, *_topic_and_config_paths(named or [])],
+        data=[*_CLUSTER_ZNODES, *_topic_and_config_paths(named or []), *guessed],
         children=[*lists, znodes.TOPICS_PATH] if listing else lists,
     )
+    known = dict(zip(guessed, first[len(first) - len(guessed) :], strict=True))
     broker_ids, delete_markers = listed[0] or [], listed[1] or []
     markers = frozenset(delete_markers)
     all_topics = (listed[2] or []) if listing else (named or [])
@@ -48,10 +66,11 @@ def read_cluster(
 
     broker_paths = [znodes.BROKER_IDS_PATH + "/" + b for b in broker_ids]
     if named is not None:
-        topic_nodes = dict(zip(named, first[len(_CLUSTER_ZNODES) :: 2], strict=True))
-        config_nodes = dict(zip(named, first[len(_CLUSTER_ZNODES) + 1 :: 2], strict=True))
+        read = first[len(_CLUSTER_ZNODES) : len(_CLUSTER_ZNODES) + 2 * len(named)]
+        topic_nodes = dict(zip(named, read[::2], strict=True))
+        config_nodes = dict(zip(named, read[1::2], strict=True))
         decoded = _decode_topics(wanted, topic_nodes, problems)
-        broker_nodes, state_nodes = _read_brokers_and_states(zk, broker_paths, decoded)
+        broker_nodes, state_nodes = _read_brokers_and_states(zk, broker_paths, decoded, known)
     else:
         second, _ = zk.read_many(data=[*broker_paths, *_topic_and_config_paths(wanted)])
         broker_nodes, rest = second[: len(broker_paths)], second[len(broker_paths) :]
@@ -141,16 +160,34 @@ def _decode_topics(
     return decoded
 
 
+def _expected_paths(expected: Expected) -> list[str]:
+    return [
+        *(znodes.broker_path(b) for b in sorted(expected.brokers)),
+        *(
+            znodes.topic_partition_state_path(TopicPartition(t, p))
+            for t, partitions in sorted(expected.partitions.items())
+            for p in sorted(partitions)
+        ),
+    ]
+
+
 def _read_brokers_and_states(
-    zk: ZkClient, broker_paths: Sequence[str], topics: Mapping[str, znodes.TopicZNodeData]
+    zk: ZkClient,
+    broker_paths: Sequence[str],
+    topics: Mapping[str, znodes.TopicZNodeData],
+    known: Mapping[str, Node | None] | None = None,
 ) -> tuple[list[Node | None], dict[TopicPartition, Node | None]]:
+    """The brokers' and the partition states' znodes; those in `known` (read already) are not
+    read again."""
     keys = [TopicPartition(t, p) for t, d in topics.items() for p in sorted(d.partitions)]
-    if not broker_paths and not keys:
-        return [], {}
-    nodes, _ = zk.read_many(
-        data=[*broker_paths, *(znodes.topic_partition_state_path(tp) for tp in keys)]
-    )
-    return nodes[: len(broker_paths)], dict(zip(keys, nodes[len(broker_paths) :], strict=True))
+    paths = [*broker_paths, *(znodes.topic_partition_state_path(tp) for tp in keys)]
+    found = dict(known or {})
+    missing = [p for p in paths if p not in found]
+    if missing:
+        nodes, _ = zk.read_many(data=missing)
+        found.update(zip(missing, nodes, strict=True))
+    answers = [found[p] for p in paths]
+    return answers[: len(broker_paths)], dict(zip(keys, answers[len(broker_paths) :], strict=True))
 
 
 def _decoded(node: Node | None, decode: Callable[[str, bytes], Any], problems: list[str],
