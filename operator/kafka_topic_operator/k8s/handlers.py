@@ -81,11 +81,11 @@ def _selected(labels: Mapping[str, str], **_: Any) -> bool:
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.persistence.finalizer = FINALIZER
-    # Progress and the last handled spec in annotations: status belongs to the CRD's schema.
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="kto.dev")
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix="kto.dev", key="last-handled-configuration"
-    )
+    # Progress and the last handled spec in status.kopf (the CRDs declare it): a handler's
+    # outcome is then one status patch, not a patch of the object and another of its status,
+    # and the object's metadata stays what users and GitOps tools applied.
+    settings.persistence.progress_storage = kopf.StatusProgressStorage()
+    settings.persistence.diffbase_storage = kopf.StatusDiffBaseStorage()
     settings.posting.level = logging.WARNING
     # Handlers wait on ZooKeeper most of the time: more of them in flight than kopf's default.
     settings.execution.max_workers = 128
