@@ -30,15 +30,11 @@ from kazoo.exceptions import (
     UnimplementedError,
 )
 from kazoo.protocol.paths import _prefix_root
-from kazoo.protocol.serialization import CheckVersion as _CheckVersion
-from kazoo.protocol.serialization import Create as _Create
-from kazoo.protocol.serialization import Delete as _Delete
-from kazoo.protocol.serialization import SetData as _SetData
-from kazoo.protocol.serialization import Transaction as _Transaction
 from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
 from kafka_topic_operator.kafka.errors import ControllerMovedException
+from kafka_topic_operator.zk import transaction as tx
 from kafka_topic_operator.zk.multi_read import GET_CHILDREN, GET_DATA, MultiRead, ReadResult
 
 log = logging.getLogger(__name__)
@@ -502,25 +498,27 @@ class ZkClient:
 
     def _commit_async(self, ops: Sequence[Op]) -> Any:
         """kazoo's TransactionRequest.commit_async without its per-operation argument checks,
-        path normalisation and logging, which cost more than the round trip in bulk: our paths
-        come from the codecs, already absolute and normal."""
+        path normalisation and logging, and serialized in one pass (`zk.transaction`): our
+        paths come from the codecs, already absolute and normal."""
         chroot = self._kazoo.chroot or ""
-        acl = self._kazoo.default_acl or OPEN_ACL_UNSAFE
-        requests: list[Any] = []
+        acl: bytes | None = None
+        parts: list[bytes] = []
         for op in ops:
-            path = chroot + op.path if op.path != "/" else (chroot or "/")
+            path = tx.string(chroot + op.path if op.path != "/" else (chroot or "/"))
             match op:
                 case Create():
+                    if acl is None:
+                        acl = tx.acl_list(self._kazoo.default_acl or OPEN_ACL_UNSAFE)
                     flags = (1 if op.ephemeral else 0) | (2 if op.sequence else 0)
-                    requests.append(_Create(path, op.data, acl, flags))
+                    parts += (tx.CREATE_HEADER, path, tx.buffer(op.data), acl, tx.pack_int(flags))
                 case SetData():
-                    requests.append(_SetData(path, op.data, op.version))
+                    parts += (tx.SET_DATA_HEADER, path, tx.buffer(op.data), tx.pack_int(op.version))
                 case Delete():
-                    requests.append(_Delete(path, op.version))
+                    parts += (tx.DELETE_HEADER, path, tx.pack_int(op.version))
                 case Check():
-                    requests.append(_CheckVersion(path, op.version))
+                    parts += (tx.CHECK_HEADER, path, tx.pack_int(op.version))
         result = self._kazoo.handler.async_result()
-        self._kazoo._call(_Transaction(requests), result)
+        self._kazoo._call(tx.Multi(parts), result)
         return result
 
     # ---- plumbing ---------------------------------------------------------------------------
