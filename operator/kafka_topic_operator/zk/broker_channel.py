@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar, Final
 
@@ -445,8 +445,10 @@ def encode_request(request: Request) -> bytes:
 def encode_requests(requests: Sequence[Request]) -> list[bytes]:
     """Each request encoded as `encode_request` does; UpdateMetadata requests that carry the
     very same partition states, brokers and topic ids (one controller batch sends the same
-    metadata to every broker) share one encoding of that body."""
+    metadata to every broker) share one encoding of that body, and a LeaderAndIsr partition
+    state sent to each of its replicas' brokers is encoded once."""
     shared: dict[tuple[int, int, int], bytes] = {}
+    states: dict[int, bytes] = {}
     out = []
     for request in requests:
         if isinstance(request, UpdateMetadataRequest):
@@ -454,6 +456,17 @@ def encode_requests(requests: Sequence[Request]) -> list[bytes]:
             body = shared.get(key)
             if body is None:
                 body = shared[key] = _encode(_body(request))
+            out.append(_splice(_common(request), body))
+        elif isinstance(request, LeaderAndIsrRequest) and request.partition_states:
+            parts = []
+            for state in request.partition_states:
+                part = states.get(id(state))
+                if part is None:
+                    part = states[id(state)] = _encode(_leader_and_isr_state_json(state))
+                parts.append(part)
+            rest = _encode(_body(replace(request, partition_states=())))
+            # {"partition_states":[...], then the rest in _body's order.
+            body = b'{"partition_states":[' + b",".join(parts) + b"]," + rest.split(b",", 1)[1]
             out.append(_splice(_common(request), body))
         else:
             out.append(encode_request(request))
@@ -465,26 +478,29 @@ def _splice(common: dict[str, object], body: bytes) -> bytes:
     return head if body == b"{}" else head[:-1] + b"," + body[1:]
 
 
+def _leader_and_isr_state_json(s: LeaderAndIsrPartitionState) -> dict[str, object]:
+    return {
+        "topic": s.topic,
+        "partition": s.partition,
+        "controller_epoch": s.controller_epoch,
+        "leader": s.leader,
+        "leader_epoch": s.leader_epoch,
+        "isr": list(s.isr),
+        "partition_epoch": s.partition_epoch,
+        "replicas": list(s.replicas),
+        "adding_replicas": list(s.adding_replicas),
+        "removing_replicas": list(s.removing_replicas),
+        "is_new": s.is_new,
+        "leader_recovery_state": int(s.leader_recovery_state),
+    }
+
+
 def _body(request: Request) -> dict[str, object]:
     content: dict[str, object] = {}
     match request:
         case LeaderAndIsrRequest():
             content["partition_states"] = [
-                {
-                    "topic": s.topic,
-                    "partition": s.partition,
-                    "controller_epoch": s.controller_epoch,
-                    "leader": s.leader,
-                    "leader_epoch": s.leader_epoch,
-                    "isr": list(s.isr),
-                    "partition_epoch": s.partition_epoch,
-                    "replicas": list(s.replicas),
-                    "adding_replicas": list(s.adding_replicas),
-                    "removing_replicas": list(s.removing_replicas),
-                    "is_new": s.is_new,
-                    "leader_recovery_state": int(s.leader_recovery_state),
-                }
-                for s in request.partition_states
+                _leader_and_isr_state_json(s) for s in request.partition_states
             ]
             content["topic_ids"] = dict(request.topic_ids)
             content["live_leaders"] = [
