@@ -250,7 +250,7 @@ def kubernetes_job(
     container: Obj = {
         "name": "spark-submit",
         "image": image,
-        "command": ["spark-submit"],  # the image's entrypoint is kto
+        "command": ["spark-submit"],  # the submitter, in place of the image's entrypoint
         "args": args,
         "resources": SUBMITTER_RESOURCES,
         "securityContext": {**_container_security(), "readOnlyRootFilesystem": True},
