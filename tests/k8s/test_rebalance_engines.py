@@ -308,6 +308,23 @@ def test_stop_while_the_job_runs_deletes_it_its_pod_and_the_driver(cluster: Clus
     assert cluster.pods() == ["bystander"]
 
 
+def test_a_spec_changed_while_the_job_runs_replaces_it_with_a_new_proposals(
+    cluster: Cluster,
+) -> None:
+    crowd(cluster.setup)
+    apply(cluster.setup, "resized", engine=cluster.engine("kubernetes", executors=1))
+    first = cluster.proposal("resized")
+    cluster.created(JOB, planner_name("resized", first))
+    cluster.setup.api.patch_namespaced_custom_object(
+        "kto.dev", "v1", "default", "kafkarebalances", "resized",
+        {"spec": {"engine": {"executors": 3}}},
+    )  # fmt: skip
+    second = eventually(lambda: (p := cluster.proposal("resized")) != first and p, "a new proposal")
+    job = cluster.created(JOB, planner_name("resized", second))
+    assert "spark.executor.instances=3" in job["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert cluster.listed(JOB, "resized") == [planner_name("resized", second)]
+
+
 def test_a_restarted_operator_follows_the_job_it_had_created(cluster: Cluster) -> None:
     crowd(cluster.setup)
     apply(cluster.setup, "steady", engine=cluster.engine("kubernetes"))
