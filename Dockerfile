@@ -33,15 +33,21 @@ FROM operator AS spark
 USER 0
 ARG PYSPARK_VERSION=3.5.9
 # Debian's security updates replace the JRE's exact version: pinning it would break rebuilds.
-# (slim images lack the man directory the JRE's installer links into.)
+# (slim images lack the man directory the JRE's installer links into.) tini reaps the Python
+# workers' leftovers in Spark's pods.
 # hadolint ignore=DL3008
 RUN mkdir -p /usr/share/man/man1 \
  && apt-get update \
- && apt-get install -y --no-install-recommends default-jre-headless \
+ && apt-get install -y --no-install-recommends default-jre-headless tini \
  && rm -rf /var/lib/apt/lists/* \
  && pip install --no-cache-dir "pyspark==${PYSPARK_VERSION}"
-# Debian's default JRE (17 in bookworm) at a path that holds on every architecture.
-ENV JAVA_HOME=/usr/lib/jvm/default-java
+# Debian's default JRE (17 in bookworm) at a path that holds on every architecture; pyspark's
+# installation as Spark's home (bin/, jars/), where the base image's pip puts it.
+ENV JAVA_HOME=/usr/lib/jvm/default-java \
+    SPARK_HOME=/usr/local/lib/python3.11/site-packages/pyspark
+# Spark on Kubernetes starts its driver and executor pods from this image with `driver ...` or
+# `executor`; anything else is a command, or a kto subcommand.
+COPY --chmod=0755 scripts/spark-entrypoint.sh /usr/local/bin/spark-entrypoint
 USER 10001:10001
-ENTRYPOINT ["kto"]
+ENTRYPOINT ["spark-entrypoint"]
 CMD ["--help"]

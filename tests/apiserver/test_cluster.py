@@ -396,6 +396,56 @@ def test_orphan_propagation_keeps_dependents(cluster: Cluster) -> None:
     assert "ownerReferences" not in cluster.get(cms(cluster), "default", "child")["metadata"]
 
 
+def job_with_pod(cluster: Cluster, name: str = "plan") -> None:
+    """A Job and the pod its controller would create for it (no controller runs here)."""
+    job = cluster.create(cluster.info("batch", "v1", "jobs"), "default",
+                         {"metadata": {"name": name}, "spec": {}}).obj  # fmt: skip
+    ref = {"apiVersion": "batch/v1", "kind": "Job", "name": name,
+           "uid": job["metadata"]["uid"], "controller": True}  # fmt: skip
+    pod = {"metadata": {"name": f"{name}-x1", "ownerReferences": [ref]}, "spec": {}}
+    cluster.create(cluster.info("", "v1", "pods"), "default", pod)
+
+
+def pod_names(cluster: Cluster) -> list[str]:
+    pods = cluster.list_objects(cluster.info("", "v1", "pods"), "default").items
+    return [p["metadata"]["name"] for p in pods]
+
+
+@pytest.mark.parametrize(
+    ("options", "pods"),
+    [
+        (None, ["plan-x1"]),  # batch/v1's default: the pods are orphaned
+        ({}, ["plan-x1"]),
+        ({"orphanDependents": True}, ["plan-x1"]),
+        ({"propagationPolicy": "Orphan"}, ["plan-x1"]),
+        ({"orphanDependents": False}, []),
+        ({"propagationPolicy": "Background"}, []),  # what kubectl delete asks for
+    ],
+)
+def test_deleting_a_job_orphans_its_pods_unless_asked_otherwise(
+    cluster: Cluster, options: dict[str, Any] | None, pods: list[str]
+) -> None:
+    job_with_pod(cluster)
+    cluster.delete(cluster.info("batch", "v1", "jobs"), "default", "plan", options)
+    assert pod_names(cluster) == pods
+    if pods:
+        (pod,) = cluster.list_objects(cluster.info("", "v1", "pods"), "default").items
+        assert "ownerReferences" not in pod["metadata"]
+
+
+def test_a_job_collected_with_its_owner_takes_its_pods_along(cluster: Cluster) -> None:
+    """The garbage collector deletes dependents in the background, whatever their default."""
+    owner = cluster.create(topics(cluster), "default", topic("owner")).obj
+    ref = {"apiVersion": "kto.dev/v1", "kind": "KafkaTopic", "name": "owner",
+           "uid": owner["metadata"]["uid"]}  # fmt: skip
+    job_with_pod(cluster)
+    jobs = cluster.info("batch", "v1", "jobs")
+    cluster.patch(jobs, "default", "plan", MERGE, {"metadata": {"ownerReferences": [ref]}})
+    cluster.delete(topics(cluster), "default", "owner")
+    fails(404, cluster.get, jobs, "default", "plan")
+    assert pod_names(cluster) == []
+
+
 def test_delete_collection_by_label(cluster: Cluster) -> None:
     for name, team in (("a", "x"), ("b", "y"), ("c", "x")):
         cluster.create(

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
+import yaml
 from chart_testing import (
     CHART,
     NAMESPACE,
@@ -41,7 +42,8 @@ def values_args(path: Path) -> list[str]:
 
 def test_every_option_has_a_values_file() -> None:
     assert set(VALUES_IDS) >= {"default", "namespaced", "ha", "ha-namespaced", "secrets", "sasl",
-                               "monitoring", "embedded-controller"}  # fmt: skip
+                               "monitoring", "embedded-controller", "rebalance",
+                               "rebalance-namespaced"}  # fmt: skip
 
 
 def test_the_charts_crds_are_the_projects_crds_byte_for_byte() -> None:
@@ -74,7 +76,13 @@ def test_helm_lint_passes(values: Path) -> None:
         (["--set", "zookeeper.connect=zk:2181", "--set", "watch.namespaces={Team_A}"],
          "at '/watch/namespaces/0'"),
         (["--set", "zookeeper.connect=zk:2181", "--set", "rebalance.enabled=true"],
-         "at '/rebalance/enabled': value must be false"),
+         "rebalance.workVolume.claimName is required with rebalance.enabled"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "rebalance.engines={local}"],
+         "at '/rebalance/engines/0': value must be one of 'kubernetes', 'sparkApplication'"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "rebalance.workDir=plans"],
+         "at '/rebalance/workDir'"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "rebalance.workVolume.claimName=Plans"],
+         "at '/rebalance/workVolume/claimName'"),
         (["--set", "zookeeper.connect=zk:2181", "--set", "zookeeper.setAcl=true"],
          "zookeeper.setAcl needs zookeeper.digestSecret.name or zookeeper.saslSecret.name"),
         (["--set", "zookeeper.connect=zk:2181", "--set", "zookeeper.digestSecret.name=a",
@@ -146,6 +154,40 @@ def peering_rules(plural: str) -> set[tuple[str, str, str]]:
     return {("kopf.dev", plural, v) for v in ("get", "list", "watch", "patch")}
 
 
+REBALANCE_RULES = {
+    *(("kto.dev", "kafkarebalances", v) for v in ("get", "list", "watch", "patch")),
+    ("kto.dev", "kafkarebalances/status", "get"),
+    ("kto.dev", "kafkarebalances/status", "patch"),
+    *(("", "configmaps", v) for v in ("get", "create", "update")),
+}
+JOB_RULES = {
+    *(("batch", "jobs", v) for v in ("get", "create", "delete")),
+    ("", "pods", "deletecollection"),  # spark-submit's driver pod, which no Job owns
+}
+SPARK_APPLICATION_RULES = {("sparkoperator.k8s.io", "sparkapplications", v)
+                           for v in ("get", "create", "delete")}  # fmt: skip
+# What Spark on Kubernetes' submitter and driver do with the planner's service account (the
+# Spark operator's chart grants its Spark jobs the same).
+PLANNER_RULES = {
+    ("", resource, verb)
+    for resource in ("pods", "services", "configmaps", "persistentvolumeclaims")
+    for verb in ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+}
+
+
+def rebalance_rules(values: Path) -> set[tuple[str, str, str]]:
+    """The rules the operator needs for KafkaRebalances with this values file's engines."""
+    name = values.name
+    if not name.startswith("rebalance"):
+        return set()
+    engines = JOB_RULES | (SPARK_APPLICATION_RULES if name == "rebalance-values.yaml" else set())
+    return REBALANCE_RULES | engines
+
+
+def is_planners(role: dict[str, Any]) -> bool:
+    return str(role["metadata"]["name"]).endswith("-planner")
+
+
 @pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
 def test_rbac_grants_only_what_the_operator_uses(values: Path) -> None:
     docs = render(*values_args(values))
@@ -156,29 +198,33 @@ def test_rbac_grants_only_what_the_operator_uses(values: Path) -> None:
                 assert "*" not in rule[key], f"wildcard in {role['metadata']['name']}"
             assert "resourceNames" not in rule and "nonResourceURLs" not in rule
     never = {"create", "update", "delete", "deletecollection", "escalate", "bind", "impersonate"}
-    for role in roles:
-        granted = rules_of(role) - {("", "events", "create")}
+    operator_roles = [r for r in roles if not is_planners(r)]
+    for role in operator_roles:
+        granted = rules_of(role) - {("", "events", "create")} - rebalance_rules(values)
         assert not {verb for _, _, verb in granted} & never
     (cluster_role,) = of_kind(docs, "ClusterRole")
-    namespaces = [r["metadata"]["namespace"] for r in of_kind(docs, "Role")]
+    namespaces = [r["metadata"]["namespace"] for r in of_kind(docs, "Role") if not is_planners(r)]
     ha = values.name.startswith("ha")
-    if values.name.startswith(("namespaced", "ha-namespaced")):
+    if values.name.startswith(("namespaced", "ha-namespaced", "rebalance-namespaced")):
         # Nothing on KafkaTopics cluster-wide: read CRDs, and which namespaces exist.
         assert rules_of(cluster_role) == CRD_READ | {("", "namespaces", "list"),
                                                      ("", "namespaces", "watch")}  # fmt: skip
         assert sorted(namespaces) == ["team-a", "team-b"]
-        for role in of_kind(docs, "Role"):
-            assert rules_of(role) == TOPIC_RULES | (peering_rules("kopfpeerings") if ha else set())
-        bindings = of_kind(docs, "RoleBinding")
+        for role in (r for r in of_kind(docs, "Role") if not is_planners(r)):
+            expected = TOPIC_RULES | rebalance_rules(values)
+            assert rules_of(role) == expected | (peering_rules("kopfpeerings") if ha else set())
+        bindings = [b for b in of_kind(docs, "RoleBinding") if not is_planners(b)]
         assert sorted(b["metadata"]["namespace"] for b in bindings) == ["team-a", "team-b"]
     else:
-        expected = CRD_READ | TOPIC_RULES | (peering_rules("clusterkopfpeerings") if ha else set())
+        expected = CRD_READ | TOPIC_RULES | rebalance_rules(values)
+        expected |= peering_rules("clusterkopfpeerings") if ha else set()
         assert rules_of(cluster_role) == expected
         assert namespaces == []
-    service_account = one(docs, "ServiceAccount")["metadata"]["name"]
-    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
-    assert pod["serviceAccountName"] == service_account
-    for binding in of_kind(docs, "ClusterRoleBinding") + of_kind(docs, "RoleBinding"):
+    service_account = one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"]
+    accounts = [a["metadata"]["name"] for a in of_kind(docs, "ServiceAccount")]
+    assert service_account in accounts
+    bindings = of_kind(docs, "ClusterRoleBinding") + of_kind(docs, "RoleBinding")
+    for binding in (b for b in bindings if not is_planners(b)):
         assert binding["subjects"] == [
             {"kind": "ServiceAccount", "name": service_account, "namespace": NAMESPACE}
         ]
@@ -295,9 +341,78 @@ def test_notes_tell_the_user_what_to_do_next() -> None:
     assert "namespace: team-a" in notes and 'kto.dev/cluster: "prod"' in notes
 
 
-@pytest.mark.parametrize("values", VALUES_FILES, ids=VALUES_IDS)
+@pytest.mark.parametrize(
+    "values", [v for v in VALUES_FILES if not v.name.startswith("rebalance")],
+    ids=[i for i in VALUES_IDS if not i.startswith("rebalance")],
+)  # fmt: skip
 def test_the_operator_leaves_kafkarebalances_alone_without_their_permissions(values: Path) -> None:
     docs = render(*values_args(values))
     assert "--no-rebalance" in container(docs)["args"]
     rules = [r for kind in ("ClusterRole", "Role") for d in of_kind(docs, kind) for r in d["rules"]]
     assert not [r for r in rules if "kafkarebalances" in r.get("resources", [])]
+    assert not [a for a in of_kind(docs, "ServiceAccount") if "planner" in a["metadata"]["name"]]
+
+
+def test_rebalancing_with_the_kubernetes_engines_mounts_the_work_volume() -> None:
+    docs = render("-f", str(CHART / "ci" / "rebalance-values.yaml"))
+    c = container(docs)
+    args = c["args"]
+    assert "--no-rebalance" not in args
+    assert flag(args, "rebalance-engines") == "kubernetes,sparkApplication"  # never local
+    assert flag(args, "planner-image") == "registry.example/kafka-topic-operator-spark:1.2.3"
+    assert flag(args, "planner-service-account") == "kto-planner"
+    (mount,) = [m for m in c["volumeMounts"] if m["name"] == "rebalance-work"]
+    assert mount == {"name": "rebalance-work", "mountPath": "/var/lib/kto/rebalance"}
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "rebalance-work"]
+    assert volume["persistentVolumeClaim"] == {"claimName": "kto-plans"}
+    assert pod["securityContext"]["fsGroup"] == 10001  # the planner's pods write as this group
+    # The planner's image defaults to the chart's version, like the operator's.
+    docs = render("-f", str(CHART / "ci" / "rebalance-values.yaml"),
+                  "--set", "rebalance.plannerImage.tag=")  # fmt: skip
+    app_version = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+    assert flag(container(docs)["args"], "planner-image") == (
+        f"registry.example/kafka-topic-operator-spark:{app_version}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "namespaces"),
+    [("rebalance-values.yaml", [NAMESPACE]), ("rebalance-namespaced-values.yaml",
+                                               ["team-a", "team-b"])],
+)  # fmt: skip
+def test_the_planners_service_account_may_run_spark_where_kafkarebalances_are(
+    values: str, namespaces: list[str]
+) -> None:
+    docs = render("-f", str(CHART / "ci" / values))
+    accounts = [
+        a for a in of_kind(docs, "ServiceAccount") if a["metadata"]["name"] == "kto-planner"
+    ]
+    assert sorted(a["metadata"]["namespace"] for a in accounts) == namespaces
+    roles = [r for r in of_kind(docs, "Role") if is_planners(r)]
+    assert sorted(r["metadata"]["namespace"] for r in roles) == namespaces
+    for role in roles:
+        assert rules_of(role) == PLANNER_RULES
+    bindings = [b for b in of_kind(docs, "RoleBinding") if is_planners(b)]
+    for binding in bindings:
+        namespace = binding["metadata"]["namespace"]
+        assert binding["roleRef"]["name"] == "kto-kafka-topic-operator-planner"
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "kto-planner", "namespace": namespace}
+        ]
+    assert sorted(b["metadata"]["namespace"] for b in bindings) == namespaces
+    # Bring your own account: none made, the operator still names it.
+    docs = render("-f", str(CHART / "ci" / values),
+                  "--set", "rebalance.plannerServiceAccount.create=false",
+                  "--set", "rebalance.plannerServiceAccount.name=spark")  # fmt: skip
+    assert not [r for r in of_kind(docs, "Role") if is_planners(r)]
+    assert flag(container(docs)["args"], "planner-service-account") == "spark"
+
+
+def test_the_notes_show_the_engine_settings_for_a_kafkarebalance() -> None:
+    done = helm("install", "kto", str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
+                "-f", str(CHART / "ci" / "rebalance-values.yaml"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert "type: kubernetes" in notes
+    assert "workDir: /var/lib/kto/rebalance" in notes and "volume: kto-plans" in notes

@@ -380,6 +380,7 @@ def test_the_spark_application_carries_the_engines_settings() -> None:
             "arguments": APPLICATION_ARGS[1:],
             "sparkVersion": "3.5.9",
             "restartPolicy": {"type": "Never"},
+            "timeToLiveSeconds": 24 * 3600,  # as the Job's ttlSecondsAfterFinished
             "sparkConf": {"spark.ui.enabled": "false"},
             "driver": {
                 "cores": 1,

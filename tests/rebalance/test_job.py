@@ -4,6 +4,10 @@ excluded topics, the capacity goal and determinism."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,7 @@ from kafka_topic_operator.rebalance import job
 from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
 from kafka_topic_operator.rebalance.model import ClusterModel
 from kafka_topic_operator.rebalance.samples import grown_cluster
+from kafka_topic_operator.rebalance.spark_session import session_conf
 
 pytestmark = [
     pytest.mark.spark,
@@ -121,3 +126,70 @@ def test_the_input_file_round_trips_and_bad_files_are_refused() -> None:
         job.PlanningInput.from_json({"version": 7})
     with pytest.raises(job.PlanningError, match="malformed planning input"):
         job.PlanningInput.from_json({"version": 1, "brokers": [1], "partitions": [{"topic": "a"}]})
+
+
+# -- how the job is launched: by the local engine, or by spark-submit ------------------------------
+
+
+def test_a_local_session_binds_loopback_and_a_submitted_one_keeps_spark_submits_address() -> None:
+    local = session_conf(shuffle_partitions=4, local=True)
+    submitted = session_conf(shuffle_partitions=4, local=False)
+    assert local["spark.driver.host"] == local["spark.driver.bindAddress"] == "127.0.0.1"
+    # In cluster mode the driver's address is its pod's: executors must reach it.
+    assert not {k for k in submitted if k.startswith("spark.driver.")}
+    assert submitted == {k: v for k, v in local.items() if not k.startswith("spark.driver.")}
+    assert submitted["spark.sql.shuffle.partitions"] == "4"
+
+
+def test_spark_submit_is_recognised_by_the_gateway_it_hands_over() -> None:
+    assert job.launched_by_spark_submit({"PYSPARK_GATEWAY_PORT": "41233"})
+    assert not job.launched_by_spark_submit({"PYSPARK_PYTHON": "python3"})
+
+
+def test_an_unreadable_input_is_reported_in_the_directory(tmp_path: Path) -> None:
+    bad = tmp_path / "input.json"
+    bad.write_text(json.dumps({"version": 7}))
+    assert job.main(["--input", str(bad), "--output", str(tmp_path / "out")]) == 2
+    failure = json.loads((tmp_path / "out" / job.FAILURE_FILE).read_text())
+    assert failure == {"reason": "CannotPlan",
+                       "message": "unsupported planning input version 7"}  # fmt: skip
+
+
+def test_a_crash_is_reported_in_the_directory_and_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / job.FAILURE_FILE).write_text("stale")  # from an earlier run: never believed
+
+    def crash(_: Any) -> int:
+        raise MemoryError("Java heap space")
+
+    monkeypatch.setattr(job, "_run", crash)
+    with pytest.raises(MemoryError):
+        job.main(["--input", str(tmp_path / "in.json"), "--output", str(tmp_path)])
+    failure = json.loads((tmp_path / job.FAILURE_FILE).read_text())
+    assert failure == {"reason": "PlanningFailed", "message": "MemoryError: Java heap space"}
+
+
+@pytest.mark.e2e
+def test_under_spark_submit_the_master_is_spark_submits(tmp_path: Path) -> None:
+    """As the driver of the kubernetes and sparkApplication engines runs it: spark-submit starts
+    the JVM with its master and runs the job file, with no --master of its own."""
+    assignment = {TopicPartition("orders", p): (p % 2, (p + 1) % 2) for p in range(6)}
+    (tmp_path / "input.json").write_text(
+        json.dumps(job.PlanningInput(assignment, brokers=(0, 1, 2)).to_json())
+    )
+    submit = Path(sys.executable).with_name("spark-submit")  # pyspark's, in this environment
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run(
+        [str(submit), "--master", "local[1]", "--conf", "spark.driver.host=127.0.0.1",
+         "--conf", "spark.ui.enabled=false", str(Path(job.__file__ or "")),
+         "--input", str(tmp_path / "input.json"), "--output", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    # (spark-submit's PythonRunner sends the Python process's stderr to its own stdout.)
+    assert re.search(r"^planned 4 replica moves and \d+ leader moves in .* on local\[1\]$",
+                     done.stdout, re.MULTILINE), done.stdout  # fmt: skip
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert result["optimizationResult"]["replicaMoves"] == 4
+    assert not (tmp_path / "out" / job.FAILURE_FILE).exists()

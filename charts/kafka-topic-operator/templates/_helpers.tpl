@@ -70,15 +70,42 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-RBAC rules for the rebalancer (KafkaRebalance runs a Spark job), to be switched on with
-rebalance.enabled once the rebalancer ships; until then nothing is granted:
-- apiGroups: [batch]
-  resources: [jobs]
-  verbs: [get, list, watch, create, delete]
+RBAC rules for KafkaRebalances (see rbac.yaml), with rebalance.enabled: the daemon lists,
+watches and patches them and their status; the plan goes in a ConfigMap (read, created,
+replaced); each proposal's planner is created, read and deleted: a Job (and spark-submit's
+driver pod, which no Job owns, deleted by its labels) or a SparkApplication.
+*/}}
+{{- define "kto.rebalanceRules" -}}
+- apiGroups: [kto.dev]
+  resources: [kafkarebalances]
+  verbs: [get, list, watch, patch]
+- apiGroups: [kto.dev]
+  resources: [kafkarebalances/status]
+  verbs: [get, patch]
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, list, watch, create, delete]
+  verbs: [get, create, update]
+{{- if has "kubernetes" .Values.rebalance.engines }}
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, create, delete]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [deletecollection]
+{{- end }}
+{{- if has "sparkApplication" .Values.rebalance.engines }}
 - apiGroups: [sparkoperator.k8s.io]
   resources: [sparkapplications]
-  verbs: [get, list, watch, create, delete]
-*/}}
+  verbs: [get, create, delete]
+{{- end }}
+{{- end }}
+
+{{/* The namespaces where KafkaRebalances run their planners: watched ones, or the release's. */}}
+{{- define "kto.rebalanceNamespaces" -}}
+{{- .Values.watch.namespaces | default (list .Release.Namespace) | toJson -}}
+{{- end -}}
+
+{{/* The planner's image: rebalance.plannerImage, tagged with the appVersion by default. */}}
+{{- define "kto.plannerImage" -}}
+{{- printf "%s:%s" .Values.rebalance.plannerImage.repository (.Values.rebalance.plannerImage.tag | default .Chart.AppVersion) -}}
+{{- end -}}

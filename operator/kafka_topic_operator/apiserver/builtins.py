@@ -197,5 +197,15 @@ def prepare_builtin(info: ResourceInfo, obj: Obj, old: Obj | None, ips: ClusterI
         obj.setdefault("spec", {}).setdefault("replicas", 1)
 
 
+def default_propagation(info: ResourceInfo) -> str:
+    """What a delete without a propagation policy does to the object's dependents. kube-apiserver
+    orphans a batch/v1 Job's pods, for compatibility with the Jobs of old (the Job strategy's
+    DefaultGarbageCollectionPolicy): `kubectl delete` asks for Background itself, API clients
+    must. Every other resource served here collects its dependents in the background."""
+    if (info.group, info.plural) == ("batch", "jobs"):
+        return "Orphan"
+    return "Background"
+
+
 def initial_namespace(name: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}

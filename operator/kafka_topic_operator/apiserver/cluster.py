@@ -2,7 +2,8 @@
 
 Deletion follows kube-apiserver's object lifecycle: finalizers keep an object (with a
 deletionTimestamp) until they are gone; a namespace or a CRD terminates by deleting its content
-first; dependents are garbage-collected by ownerReferences (background or orphan).
+first; dependents are garbage-collected by ownerReferences (background or orphan; without a
+policy, each resource's default: orphan for batch/v1 Jobs, as kube-apiserver keeps it for them).
 """
 
 from __future__ import annotations
@@ -19,6 +20,20 @@ from .watch import DEFAULT_RING_CAPACITY
 from .writes import ClusterWrites
 
 __all__ = ["Cluster", "ListResult", "Result"]
+
+BACKGROUND: Obj = {"propagationPolicy": "Background"}
+
+
+def _propagation(info: ResourceInfo, options: Obj) -> str:
+    """The delete's propagation policy: the one asked for (propagationPolicy, or the older
+    orphanDependents), else the resource's default (builtins.default_propagation)."""
+    policy = options.get("propagationPolicy")
+    if policy:
+        return str(policy)
+    orphan = options.get("orphanDependents")
+    if isinstance(orphan, bool):
+        return "Orphan" if orphan else "Background"
+    return builtins.default_propagation(info)
 
 
 class Cluster(ClusterWrites):
@@ -65,9 +80,7 @@ class Cluster(ClusterWrites):
                 f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                 f"{meta['resourceVersion']}",
             )
-        policy = str(options.get("propagationPolicy") or "Background")
-        if options.get("orphanDependents") is True:
-            policy = "Orphan"
+        policy = _propagation(info, options)
         dry_run = dry_run or "All" in (options.get("dryRun") or [])
         if dry_run:
             return Result(self.render(info, old), finished=not meta.get("finalizers"))
@@ -131,7 +144,8 @@ class Cluster(ClusterWrites):
                 continue
             for obj in list(self.store.iter_objects(storage, name)):
                 if not obj["metadata"].get("deletionTimestamp"):
-                    self.delete(owner, name, obj["metadata"]["name"])
+                    # The namespace controller deletes the content in the background.
+                    self.delete(owner, name, obj["metadata"]["name"], BACKGROUND)
         released = self._maybe_release_namespace(name)
         if released is not None:
             return Result(self.render(info, released))
@@ -255,8 +269,13 @@ class Cluster(ClusterWrites):
                 self._orphan_dependents_one(owner, current, uid)
                 continue
             try:
+                # The garbage collector deletes a dependent in the background, whatever the
+                # dependent's own default (a Job's pods go with it).
                 self.delete(
-                    owner, current["metadata"].get("namespace"), current["metadata"]["name"]
+                    owner,
+                    current["metadata"].get("namespace"),
+                    current["metadata"]["name"],
+                    BACKGROUND,
                 )
             except ApiError:
                 continue

@@ -22,6 +22,7 @@ from kafka_topic_operator.argparsing import (
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.process_logging import process_logging
 from kafka_topic_operator.process_tuning import tune_garbage_collector
+from kafka_topic_operator.rebalance.spec import EngineType
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,16 @@ def _selector(text: str) -> dict[str, str]:
             )
         selector[key.strip()] = value.strip().lstrip("=")
     return selector
+
+
+def _engines(text: str) -> frozenset[EngineType]:
+    """`local,kubernetes,sparkApplication`, or some of them."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    try:
+        return frozenset(EngineType(n) for n in names)
+    except ValueError:
+        known = ", ".join(e.value for e in EngineType)
+        raise argparse.ArgumentTypeError(f"engines are among {known}: got {text!r}") from None
 
 
 def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
@@ -88,7 +99,28 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         "--no-rebalance",
         dest="rebalance",
         action="store_false",
-        help="leave KafkaRebalance resources alone (their planning needs Spark and Java)",
+        help="leave KafkaRebalance resources alone",
+    )
+    parser.add_argument(
+        "--rebalance-engines",
+        type=_engines,
+        default=frozenset(EngineType),
+        metavar="ENGINE[,ENGINE...]",
+        help="the planning engines KafkaRebalances may use (default: all): local runs Spark in "
+        "this process and needs pyspark and Java; kubernetes and sparkApplication create a Job "
+        "or a SparkApplication; a KafkaRebalance naming another one is NotReady",
+    )
+    parser.add_argument(
+        "--planner-image",
+        metavar="IMAGE",
+        help="the image of the kubernetes and sparkApplication engines' pods (the Dockerfile's "
+        "spark target) for KafkaRebalances that set no spec.engine.image",
+    )
+    parser.add_argument(
+        "--planner-service-account",
+        metavar="NAME",
+        help="the service account of those pods (it creates Spark's driver and executor pods) "
+        "for KafkaRebalances that set no spec.engine.serviceAccountName",
     )
     parser.add_argument(
         "--metrics-port",
@@ -168,11 +200,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     import kopf
 
-    from kafka_topic_operator.k8s import (
-        handlers,
-        rebalance_handlers,  # noqa: F401  (registers its daemon)
-    )
+    from kafka_topic_operator.k8s import handlers
 
+    if args.rebalance:
+        from kafka_topic_operator.k8s import rebalance_handlers  # registers its daemon
+
+        rebalance_handlers.SETTINGS = rebalance_handlers.Settings(
+            engines=args.rebalance_engines,
+            planner_image=args.planner_image,
+            planner_service_account=args.planner_service_account,
+        )
     handlers.RUNTIME = handlers.Runtime(
         zk=zk, selector=args.selector, namespaces=tuple(args.namespace or ())
     )

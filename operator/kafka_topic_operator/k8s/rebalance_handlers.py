@@ -1,34 +1,46 @@
 """KafkaRebalance: one daemon per resource walks it through `rebalance.workflow`'s states.
 
-It plans with the planning job (the local engine: a subprocess of the operator), shows the
-proposal in status and in a ConfigMap (Kafka's reassignment JSON), waits for approval, then has
-`rebalance.executor` carry out exactly that proposal, with progress in status. What it knows
-lives in the resource and the cluster, so a restarted operator picks each resource up where it
-was: a Rebalancing one resumes from what ZooKeeper shows.
+It plans with the planning job (the local engine: a subprocess of the operator; the kubernetes
+and sparkApplication engines: a Job or a SparkApplication it creates and follows, exchanging
+files through spec.engine.workDir), shows the proposal in status and in a ConfigMap (Kafka's
+reassignment JSON), waits for approval, then has `rebalance.executor` carry out exactly that
+proposal, with progress in status. What it knows lives in the resource and the cluster, so a
+restarted operator picks each resource up where it was: a Rebalancing one resumes from what
+ZooKeeper shows, a planning one follows the planner it had created.
 """
 
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import kopf
 
+from kafka_topic_operator.k8s import planners
 from kafka_topic_operator.k8s.kubeclient import api_client
-from kafka_topic_operator.rebalance import engines, job
+from kafka_topic_operator.rebalance import engines, job, remote
 from kafka_topic_operator.rebalance import execution as ex
 from kafka_topic_operator.rebalance.executor import Executor, Report
-from kafka_topic_operator.rebalance.spec import InvalidRebalanceSpec, RebalanceSpec, rebalance_spec
+from kafka_topic_operator.rebalance.remote import Planner
+from kafka_topic_operator.rebalance.spec import (
+    EngineType,
+    InvalidRebalanceSpec,
+    RebalanceSpec,
+    rebalance_spec,
+)
 from kafka_topic_operator.rebalance.workflow import (
     ANNOTATION,
     State,
@@ -43,6 +55,19 @@ log = logging.getLogger(__name__)
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkarebalances"
 POLL = 1.0  # seconds between looks at the live resource while waiting on a person
 WORKDIR = Path(os.environ.get("KTO_REBALANCE_WORKDIR") or tempfile.gettempdir()) / "kto-rebalance"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What `kto run` configures for KafkaRebalances."""
+
+    engines: frozenset[EngineType] = field(default_factory=lambda: frozenset(EngineType))
+    # For the remote engines' pods when spec.engine sets no image or service account.
+    planner_image: str | None = None
+    planner_service_account: str | None = None
+
+
+SETTINGS = Settings()
 
 
 def merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
@@ -189,6 +214,7 @@ def rebalance(stopped: Any, body: Any, name: str, namespace: str | None, **_: An
     from kafka_topic_operator.k8s.handlers import runtime
 
     resource = Resource(body, namespace or "", name)
+    first = True
     while not stopped:
         state = current_state(resource.status)
         changed = resource.status.get("observedGeneration") != resource.generation
@@ -198,14 +224,40 @@ def rebalance(stopped: Any, body: Any, name: str, namespace: str | None, **_: An
         if decision.clear_annotation:
             resource.clear_annotation()
         target = decision.state
+        # A planner left by this daemon's predecessor (the operator restarted mid-planning):
+        # followed again, or deleted if the resource was stopped or refreshed meanwhile (an
+        # annotation refused with a warning changes nothing).
+        inherited = _inherited_planner(resource) if first else None
+        first = False
+        asked = decision.clear_annotation and decision.warning is None
+        if inherited is not None and (target is not State.PENDING_PROPOSAL or asked):
+            planners.delete(inherited)
+            inherited = None
         if target is State.PENDING_PROPOSAL:
-            _propose(resource, runtime().zk, stopped)
+            _propose(resource, runtime().zk, stopped, inherited)
         elif target is State.REBALANCING:
             _rebalance(resource, runtime().zk, stopped)
         elif target is State.STOPPED and state is not State.STOPPED:
             resource.write_status(State.STOPPED, "Stopped", "stopped on request")
         else:
             stopped.wait(POLL)
+
+
+def _inherited_planner(resource: Resource) -> Planner | None:
+    """The remote planner of the proposal status says is being planned, if any."""
+    status = resource.status
+    conditions = status.get("conditions") or [{}]
+    proposal = status.get("proposalId")
+    planning = current_state(status) is State.PENDING_PROPOSAL
+    if not (planning and conditions[0].get("reason") == "Planning" and proposal):
+        return None
+    try:
+        engine = rebalance_spec(resource.body.get("spec") or {}).engine.type
+    except InvalidRebalanceSpec:
+        return None
+    if engine is EngineType.LOCAL:
+        return None  # the local job died with its operator
+    return remote.planner_for(engine, resource.namespace, resource.name, str(proposal))
 
 
 def _spec(resource: Resource) -> RebalanceSpec | None:
@@ -217,21 +269,77 @@ def _spec(resource: Resource) -> RebalanceSpec | None:
         return None
 
 
-def _propose(resource: Resource, zk: Any, stopped: Any) -> None:
-    from kafka_topic_operator.rebalance.inputs import planning_input
-    from kafka_topic_operator.zk.snapshot_reader import read_cluster
-
-    generation = resource.generation
+def _propose(resource: Resource, zk: Any, stopped: Any, inherited: Planner | None) -> None:
     spec = _spec(resource)
     if spec is None:
         return
-    proposal = uuid.uuid4().hex[:12]
-    resource.write_status(State.PENDING_PROPOSAL, "Planning", f"planning proposal {proposal}",
-                          observedGeneration=generation, proposalId=proposal)  # fmt: skip
+    refused = _refusal(spec)
+    if refused is not None:
+        resource.write_status(State.NOT_READY, *refused, observedGeneration=resource.generation)
+    elif spec.engine.type is EngineType.LOCAL:
+        _propose_locally(resource, spec, zk, stopped)
+    else:
+        _propose_remotely(resource, spec, zk, stopped, inherited)
+
+
+def _refusal(spec: RebalanceSpec) -> tuple[str, str] | None:
+    """(reason, message) when this operator cannot plan with the spec's engine."""
+    engine = spec.engine
+    if engine.type not in SETTINGS.engines:
+        allowed = ", ".join(sorted(SETTINGS.engines)) or "none"
+        message = (f"engine {engine.type} is not enabled in this operator (kto run "
+                   f"--rebalance-engines: {allowed})")  # fmt: skip
+        if engine.type is EngineType.LOCAL:
+            message += ": the local engine runs Spark in the operator's pod, whose image has none"
+        return "EngineNotEnabled", message
+    if engine.type is EngineType.LOCAL:
+        missing = _local_spark_missing()
+        return None if missing is None else ("EngineNotEnabled", missing)
+    problem = remote.work_dir_problem(engine, os.path.isdir)
+    if problem is not None:
+        return "WorkDirUnreachable", problem
+    if (engine.image or SETTINGS.planner_image) is None:
+        return "NoPlannerImage", (
+            "spec.engine.image is not set and the operator has no default planner image (kto "
+            "run --planner-image; the Helm chart's rebalance.plannerImage)"
+        )
+    return None
+
+
+def _local_spark_missing() -> str | None:
+    """Why the local engine cannot run Spark in this operator's pod, if it cannot."""
+    if importlib.util.find_spec("pyspark") is None:
+        what = "pyspark"
+    elif not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        what = "Java"
+    else:
+        return None
+    return (f"the local engine runs Spark in the operator's pod, which has no {what}: use the "
+            "kubernetes or sparkApplication engine")  # fmt: skip
+
+
+def _start_planning(resource: Resource, proposal: str, message: str) -> None:
+    resource.write_status(State.PENDING_PROPOSAL, "Planning", message,
+                          observedGeneration=resource.generation, proposalId=proposal)  # fmt: skip
+
+
+def _planning_input(resource: Resource, spec: RebalanceSpec, zk: Any) -> Any:
+    """The planning input from the cluster as it is, or None (NotReady says why)."""
+    from kafka_topic_operator.rebalance.inputs import planning_input
+    from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
     try:
-        request = planning_input(read_cluster(zk), spec)
+        return planning_input(read_cluster(zk), spec)
     except job.PlanningError as e:
         resource.write_status(State.NOT_READY, "CannotPlan", str(e))
+        return None
+
+
+def _propose_locally(resource: Resource, spec: RebalanceSpec, zk: Any, stopped: Any) -> None:
+    proposal = uuid.uuid4().hex[:12]
+    _start_planning(resource, proposal, f"planning proposal {proposal}")
+    request = _planning_input(resource, spec, zk)
+    if request is None:
         return
     paths = engines.planning_paths(str(WORKDIR), resource.namespace, resource.name, proposal)
     directory = Path(paths.output)
@@ -243,6 +351,118 @@ def _propose(resource: Resource, zk: Any, stopped: Any) -> None:
         if outcome != "":
             resource.write_status(State.NOT_READY, "PlanningFailed", outcome)
         return  # stopped, refreshed or failed: the loop decides what next
+    _show_proposal(resource, proposal, directory)
+
+
+def _propose_remotely(
+    resource: Resource, spec: RebalanceSpec, zk: Any, stopped: Any, inherited: Planner | None
+) -> None:
+    """Plans with a Job or a SparkApplication: the input written to the proposal's directory
+    under workDir, the planner created and followed, the plan read back from there."""
+    engine = spec.engine
+    work_dir = str(engine.work_dir)  # present: _refusal checked it
+    uid = str(resource.body["metadata"]["uid"])
+    found = planners.read(inherited) if inherited is not None else None
+    if inherited is not None and found is not None and remote.owned_by(found, uid):
+        planner = inherited  # the operator restarted: the same proposal, the same planner
+        generation = int(resource.status.get("observedGeneration") or 0)
+        log.info("following %s of %s/%s again", planner, resource.namespace, resource.name)
+    else:
+        proposal = uuid.uuid4().hex[:12]
+        planner = remote.planner_for(engine.type, resource.namespace, resource.name, proposal)
+        generation = resource.generation
+        _start_planning(resource, proposal, f"planning proposal {proposal} with {planner}")
+        if not _submit(resource, spec, zk, planner, work_dir, uid):
+            return
+    paths = engines.planning_paths(work_dir, resource.namespace, resource.name, planner.proposal)
+    ended = _follow(resource, planner, generation, stopped)
+    if ended is None:
+        return  # stopped, refreshed, changed, or the operator is going: the loop decides
+    if isinstance(ended, str):
+        resource.write_status(State.NOT_READY, "PlanningFailed", ended)
+        return
+    directory = Path(paths.output)
+    problem = remote.output_problem(planner, ended, paths.output, _files(directory),
+                                    _failure(directory))  # fmt: skip
+    if problem is not None:
+        resource.write_status(State.NOT_READY, *problem)
+        return
+    _show_proposal(resource, planner.proposal, directory)
+
+
+def _submit(resource: Resource, spec: RebalanceSpec, zk: Any, planner: Planner, work_dir: str,
+            uid: str) -> bool:  # fmt: skip
+    """Writes the proposal's input and creates its planner; False when that failed (NotReady
+    says why)."""
+    request = _planning_input(resource, spec, zk)
+    if request is None:
+        return False
+    paths = engines.planning_paths(work_dir, resource.namespace, resource.name, planner.proposal)
+    try:
+        Path(paths.output).mkdir(parents=True, exist_ok=True)
+        Path(paths.input).write_text(json.dumps(request.to_json()))
+    except OSError as e:
+        message = f"cannot write the planning input {paths.input}: {e.strerror or e}"
+        resource.write_status(State.NOT_READY, "WorkDirUnreachable", message)
+        return False
+    build = engines.kubernetes_job if planner.kind == remote.JOB else engines.spark_application
+    image = spec.engine.image or SETTINGS.planner_image or ""
+    if spec.engine.service_account_name is None and SETTINGS.planner_service_account:
+        account = {"service_account_name": SETTINGS.planner_service_account}
+        spec = spec.model_copy(update={"engine": spec.engine.model_copy(update=account)})
+    body = build(resource.body, spec, paths, default_image=image, proposal=planner.proposal)
+    try:
+        planners.create(planner, body, uid)
+    except planners.PlannerRefused as e:
+        resource.write_status(State.NOT_READY, "PlannerRefused", str(e))
+        return False
+    return True
+
+
+def _follow(
+    resource: Resource, planner: Planner, generation: int, stopped: Any
+) -> Mapping[str, Any] | str | None:
+    """Polls the planner until it ends: its object when it succeeded, a message when it failed
+    or vanished; None when it was stopped, refreshed or its spec changed (the planner deleted),
+    or when the daemon stops (the planner left running, for the next operator to follow)."""
+    while True:
+        obj = planners.read(planner)
+        if obj is None:
+            return remote.vanished_message(planner)
+        end = remote.ended(planner.kind, obj)
+        if end is not None:
+            return obj if end.succeeded else remote.failed_message(planner, end, obj)
+        if stopped:
+            return None
+        if _asked_to_stop(resource) or resource.generation != generation:
+            planners.delete(planner)
+            return None
+        stopped.wait(POLL)
+
+
+def _asked_to_stop(resource: Resource) -> bool:
+    return resource.annotations.get(ANNOTATION) in ("stop", "refresh")
+
+
+def _files(directory: Path) -> set[str]:
+    try:
+        return {p.name for p in directory.iterdir() if p.is_file()}
+    except OSError:
+        return set()
+
+
+def _failure(directory: Path) -> Mapping[str, Any] | None:
+    """The planning job's error.json, if it wrote one."""
+    try:
+        failure = json.loads((directory / remote.FAILURE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return failure if isinstance(failure, Mapping) else {"message": str(failure)}
+
+
+def _show_proposal(resource: Resource, proposal: str, directory: Path) -> None:
+    """The planned proposal in status and its ConfigMap; the resource's older proposals'
+    directories removed (a snapshot can be large)."""
     summary = json.loads((directory / "result.json").read_text())["optimizationResult"]
     config_map = resource.save_plan(proposal, directory)
     message = (
@@ -251,6 +471,9 @@ def _propose(resource: Resource, zk: Any, stopped: Any) -> None:
     )
     resource.write_status(State.PROPOSAL_READY, "ProposalReady", message,
                           optimizationResult=summary, planConfigMap=config_map)  # fmt: skip
+    for older in directory.parent.iterdir():
+        if older.name != proposal and older.is_dir():
+            shutil.rmtree(older, ignore_errors=True)
     if not auto_approved(resource.annotations):
         kopf.info(resource.body, reason="ProposalReady", message=message)
 
@@ -267,7 +490,7 @@ def _run_local_job(
                     code = process.wait(timeout=POLL)
                     break
                 except subprocess.TimeoutExpired:
-                    if stopped or resource.annotations.get(ANNOTATION) in ("stop", "refresh"):
+                    if stopped or _asked_to_stop(resource):
                         return ""
         finally:
             if process.poll() is None:
@@ -313,7 +536,7 @@ def _rebalance(resource: Resource, zk: Any, stopped: Any) -> None:
         resource.write_status(State.REBALANCING, "Rebalancing", message, progress=progress)
 
     def stop() -> bool:
-        return bool(stopped) or resource.annotations.get(ANNOTATION) in ("stop", "refresh")
+        return bool(stopped) or _asked_to_stop(resource)
 
     try:
         finished = executor.run(stop=stop, report=report, abandon=lambda: bool(stopped))

@@ -250,7 +250,7 @@ def kubernetes_job(
     container: Obj = {
         "name": "spark-submit",
         "image": image,
-        "command": ["spark-submit"],  # the image's entrypoint is kto
+        "command": ["spark-submit"],  # the submitter, in place of the image's entrypoint
         "args": args,
         "resources": SUBMITTER_RESOURCES,
         "securityContext": {**_container_security(), "readOnlyRootFilesystem": True},
@@ -284,9 +284,11 @@ def spark_application(
     *,
     default_image: str,
     proposal: str,
+    ttl_seconds: int = JOB_TTL_SECONDS,
 ) -> Obj:
     """The sparkApplication engine's SparkApplication (the Spark operator submits it). Owned by
-    the KafkaRebalance; the Spark operator's driver pod is owned by the SparkApplication."""
+    the KafkaRebalance; the Spark operator's driver pod is owned by the SparkApplication, which
+    the Spark operator deletes `ttl_seconds` after it ends, as the Job's TTL does."""
     metadata = _metadata(rebalance, proposal)
     labels = metadata["labels"]
     engine = spec.engine
@@ -314,6 +316,7 @@ def spark_application(
         "arguments": _arguments(paths),
         "sparkVersion": SPARK_VERSION,
         "restartPolicy": {"type": "Never"},
+        "timeToLiveSeconds": ttl_seconds,
         "sparkConf": {"spark.ui.enabled": "false"},
         "driver": driver,
         "executor": executor,

@@ -13,14 +13,17 @@ are collected, to write:
 - DIR/changes.json   each changed partition's replicas before and after (for the report)
 - DIR/result.json    status.optimizationResult, and the rounds the planner took
 
-Exit status 0 when planned, 2 for an input that cannot be planned (the message says why), 1
-for anything else.
+or DIR/error.json with why not. Exit status 0 when planned, 2 for an input that cannot be
+planned (the message says why), 1 for anything else. Launched by spark-submit (the kubernetes and
+sparkApplication engines), the job takes the master and the driver's address from spark-submit;
+else it starts a local Spark (`--master`, local[*] by default).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 INPUT_VERSION = 1
+FAILURE_FILE = "error.json"
 # Kafka's --generate is replayed on the driver in pure Python for the comparison in status;
 # beyond this many partitions the comparison is left out (make bench reports it at scale).
 GENERATE_LIMIT = 200_000
@@ -275,31 +279,70 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kafka_topic_operator.rebalance.job")
     parser.add_argument("--input", type=Path, required=True, metavar="IN.json")
     parser.add_argument("--output", type=Path, required=True, metavar="DIR")
-    parser.add_argument("--master", default=None, help="Spark master (default: spark-submit's)")
+    parser.add_argument(
+        "--master",
+        default=None,
+        help="Spark master (default: spark-submit's when it launched the job, else local[*])",
+    )
     parser.add_argument("--driver-memory", default=None, metavar="SIZE")
     args = parser.parse_args(argv)
+    (args.output / FAILURE_FILE).unlink(missing_ok=True)
+    try:
+        return _run(args)
+    except Exception as e:
+        # Under spark-submit in cluster mode nobody sees this process's exit status: the
+        # operator reads why from the directory.
+        write_failure(args.output, "PlanningFailed", f"{type(e).__name__}: {e}")
+        raise
+
+
+def launched_by_spark_submit(environ: Mapping[str, str]) -> bool:
+    """Whether spark-submit started this Python process: its PythonRunner hands the running
+    JVM's gateway over in PYSPARK_GATEWAY_PORT (which pyspark itself looks for)."""
+    return "PYSPARK_GATEWAY_PORT" in environ
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         request = PlanningInput.from_json(json.loads(args.input.read_text()))
     except (OSError, json.JSONDecodeError, PlanningError) as e:
-        print(f"planning job: {e}", file=sys.stderr)
-        return 2
-    from kafka_topic_operator.rebalance.spark_session import local_session
+        return _cannot_plan(args.output, str(e))
+    from kafka_topic_operator.rebalance.spark_session import local_session, submitted_session
 
-    spark = local_session("kto-rebalance", master=args.master or "local[*]",
-                          driver_memory=args.driver_memory)  # fmt: skip
+    if args.master is None and launched_by_spark_submit(os.environ):
+        spark = submitted_session("kto-rebalance")
+    else:
+        spark = local_session("kto-rebalance", master=args.master or "local[*]",
+                              driver_memory=args.driver_memory)  # fmt: skip
+    master = spark.sparkContext.master
     began = time.perf_counter()
     try:
         output = plan(spark, request, args.output, progress=_print_round)
     except PlanningError as e:
-        print(f"planning job: {e}", file=sys.stderr)
-        return 2
+        return _cannot_plan(args.output, str(e))
     finally:
         spark.stop()
     write_output(output, args.output)
     print(f"planned {output.result.replica_moves} replica moves and "
-          f"{output.result.leader_moves} leader moves in {time.perf_counter() - began:.1f} s",
-          file=sys.stderr)  # fmt: skip
+          f"{output.result.leader_moves} leader moves in {time.perf_counter() - began:.1f} s "
+          f"on {master}", file=sys.stderr)  # fmt: skip
     return 0
+
+
+def _cannot_plan(directory: Path, message: str) -> int:
+    print(f"planning job: {message}", file=sys.stderr)
+    write_failure(directory, "CannotPlan", message)
+    return 2
+
+
+def write_failure(directory: Path, reason: str, message: str) -> None:
+    """DIR/error.json: why the job planned nothing (reason CannotPlan for an input that cannot
+    be planned, PlanningFailed for anything else)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / FAILURE_FILE).write_text(json.dumps({"reason": reason, "message": message}))
+    except OSError as e:  # the directory itself is the problem: the log says so
+        print(f"planning job: cannot write {directory / FAILURE_FILE}: {e}", file=sys.stderr)
 
 
 def _print_round(report: Any) -> None:
