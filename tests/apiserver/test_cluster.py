@@ -542,3 +542,16 @@ def test_field_selectors_on_custom_resources_are_limited(cluster: Cluster) -> No
         400, cluster.list_objects, topics(cluster), "default", field_selector="spec.partitions=3"
     )
     assert err.message.endswith("field label not supported: spec.partitions")
+
+
+def test_a_config_map_holds_at_most_one_mebibyte(cluster: Cluster) -> None:
+    limit = 1024 * 1024
+    body = {"metadata": {"name": "plan"}, "data": {"a": "x" * (limit - 10), "b": "é" * 5}}
+    stored = cluster.create(cms(cluster), "default", body).obj  # 1 MiB exactly: é is 2 bytes
+    err = fails(422, cluster.create, cms(cluster), "default",
+                {"metadata": {"name": "big"}, "data": {"a": "x" * limit, "b": "y"}})  # fmt: skip
+    assert err.status()["message"] == (
+        'ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes'
+    )
+    grown = {**stored, "binaryData": {"c": "AAAA"}}  # 3 more bytes, once decoded
+    fails(422, cluster.update, cms(cluster), "default", "plan", grown)

@@ -7,6 +7,7 @@ Names, kinds, short names and categories are those of Kubernetes 1.33's discover
 from __future__ import annotations
 
 import base64
+import binascii
 import re
 from typing import Any
 
@@ -163,11 +164,31 @@ def _secret(obj: Obj) -> None:
     obj.setdefault("type", "Opaque")
 
 
+# core.MaxSecretSize, which ValidateConfigMap applies to the sum of data and binaryData.
+MAX_CONFIG_MAP_BYTES = 1024 * 1024
+
+
+def _check_config_map_size(obj: Obj) -> None:
+    """ValidateConfigMap's size rule: the values of data (UTF-8 bytes) and binaryData (decoded
+    bytes) together at most 1 MiB, else the whole object is invalid."""
+    total = sum(len(str(v).encode()) for v in (obj.get("data") or {}).values())
+    for value in (obj.get("binaryData") or {}).values():
+        try:
+            total += len(base64.b64decode(str(value), validate=True))
+        except binascii.Error:
+            total += len(str(value)) * 3 // 4
+    if total > MAX_CONFIG_MAP_BYTES:
+        name = obj["metadata"].get("name", "")
+        raise fe.invalid_object("", "ConfigMap", name, [fe.too_long("[]", MAX_CONFIG_MAP_BYTES)])
+
+
 def prepare_builtin(info: ResourceInfo, obj: Obj, old: Obj | None, ips: ClusterIPs) -> None:
     """Apply, in place, the defaults kube-apiserver's registry strategies set."""
     key = (info.group, info.plural)
     if key == ("", "secrets"):
         _secret(obj)
+    elif key == ("", "configmaps"):
+        _check_config_map_size(obj)
     elif key == ("", "namespaces"):
         name = obj["metadata"]["name"]
         labels = dict(obj["metadata"].get("labels") or {})

@@ -11,6 +11,7 @@ ZooKeeper shows, a planning one follows the planner it had created.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import importlib.util
 import json
@@ -31,7 +32,7 @@ import kopf
 
 from kafka_topic_operator.k8s import planners
 from kafka_topic_operator.k8s.kubeclient import api_client
-from kafka_topic_operator.rebalance import engines, job, remote
+from kafka_topic_operator.rebalance import engines, job, plan_parts, remote
 from kafka_topic_operator.rebalance import execution as ex
 from kafka_topic_operator.rebalance.executor import Executor, Report
 from kafka_topic_operator.rebalance.remote import Planner
@@ -141,14 +142,45 @@ class Resource:
             )  # fmt: skip
         self._cleared = self._version
 
-    def save_plan(self, proposal: str, directory: Path) -> str:
-        """The proposal's ConfigMap, owned by the resource: Kafka's reassignment JSON and the
-        partitions' replicas before and after."""
+    def save_plan(self, proposal: str, directory: Path) -> list[str]:
+        """The proposal's ConfigMaps, owned by the resource: `<name>-plan`, and `-plan-1`,
+        `-plan-2`... when the plan exceeds one ConfigMap, each with its part of Kafka's
+        reassignment JSON and of the partitions' replicas before and after. The first is
+        written last: a reader that finds it with this proposal finds every part."""
         import kubernetes
 
-        name = f"{self.name}-plan"
-        meta = self.body["metadata"]
-        config_map: Any = {
+        parts = plan_parts.split_plan(job.read_changes(directory))
+        names = [self._plan_name(i) for i in range(len(parts))]
+        with api_client() as client:
+            core = kubernetes.client.CoreV1Api(client)
+            for index in [*range(1, len(parts)), 0]:
+                body = self._plan_config_map(names[index], proposal, index, parts)
+                try:
+                    core.replace_namespaced_config_map(names[index], self.namespace, body)
+                except kubernetes.client.ApiException as e:
+                    if e.status != 404:
+                        raise
+                    core.create_namespaced_config_map(self.namespace, body)
+            # Parts of an earlier, larger proposal.
+            found = core.list_namespaced_config_map(
+                self.namespace, label_selector=f"kto.dev/rebalance={self.name}"
+            )
+            uid = self.body["metadata"]["uid"]
+            item: Any
+            for item in found.items:
+                owned = any(r.uid == uid for r in item.metadata.owner_references or [])
+                if owned and item.metadata.name not in names:
+                    with contextlib.suppress(kubernetes.client.ApiException):
+                        core.delete_namespaced_config_map(item.metadata.name, self.namespace)
+        return names
+
+    def _plan_name(self, index: int) -> str:
+        return f"{self.name}-plan" if index == 0 else f"{self.name}-plan-{index}"
+
+    def _plan_config_map(
+        self, name: str, proposal: str, index: int, parts: list[plan_parts.PlanPart]
+    ) -> Any:  # the kubernetes client takes a dict where its types say V1ConfigMap
+        return {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {
@@ -158,55 +190,59 @@ class Resource:
                     "app.kubernetes.io/name": "kafka-topic-operator",
                     "kto.dev/rebalance": self.name,
                 },
-                "annotations": {"kto.dev/proposal": proposal},
+                "annotations": {
+                    "kto.dev/proposal": proposal,
+                    "kto.dev/plan-part": str(index),
+                    "kto.dev/plan-parts": str(len(parts)),
+                },
                 "ownerReferences": [
                     {
                         "apiVersion": f"{GROUP}/{VERSION}",
                         "kind": "KafkaRebalance",
                         "name": self.name,
-                        "uid": meta["uid"],
+                        "uid": self.body["metadata"]["uid"],
                         "controller": True,
                         "blockOwnerDeletion": True,
                     }
                 ],
             },
             "data": {
-                "plan.json": (directory / "plan.json").read_text(),
-                "changes.json": (directory / "changes.json").read_text(),
+                "plan.json": parts[index].plan_json,
+                "changes.json": parts[index].changes_json,
             },
         }
-        with api_client() as client:
-            core = kubernetes.client.CoreV1Api(client)
-            try:
-                core.replace_namespaced_config_map(name, self.namespace, config_map)
-            except kubernetes.client.ApiException as e:
-                if e.status != 404:
-                    raise
-                core.create_namespaced_config_map(self.namespace, config_map)
-        return name
 
     def load_plan(self) -> tuple[str, list[Any]] | None:
-        """(proposal, changes) from the ConfigMap, when it holds the proposal status shows."""
+        """(proposal, changes) from the ConfigMaps, when every part holds the proposal status
+        shows; None if one is missing or holds another."""
         import kubernetes
 
-        name = self.status.get("planConfigMap")
-        if not name:
+        if not self.status.get("planConfigMap"):
             return None
+        proposal = self.status.get("proposalId")
+        changes: list[Any] = []
         with api_client() as client:
-            try:
-                found = kubernetes.client.CoreV1Api(client).read_namespaced_config_map(
-                    name, self.namespace
-                )
-            except kubernetes.client.ApiException as e:
-                if e.status == 404:
+            core = kubernetes.client.CoreV1Api(client)
+            count = 1
+            index = 0
+            while index < count:
+                found: Any
+                try:
+                    found = core.read_namespaced_config_map(self._plan_name(index), self.namespace)
+                except kubernetes.client.ApiException as e:
+                    if e.status == 404:
+                        return None
+                    raise
+                annotations = found.metadata.annotations or {}
+                if annotations.get("kto.dev/proposal") != proposal or (
+                    annotations.get("kto.dev/plan-part", "0") != str(index)
+                ):
                     return None
-                raise
-        meta: Any = found.metadata
-        data: Any = found.data or {}
-        proposal = str((meta.annotations or {}).get("kto.dev/proposal"))
-        if proposal != self.status.get("proposalId"):
-            return None
-        return proposal, job.parse_changes(data.get("changes.json") or "[]")
+                if index == 0:
+                    count = int(annotations.get("kto.dev/plan-parts", "1"))
+                changes += job.parse_changes((found.data or {}).get("changes.json") or "[]")
+                index += 1
+        return str(proposal), changes
 
 
 @kopf.daemon(GROUP, VERSION, PLURAL, cancellation_timeout=10.0, backoff=5.0)
@@ -464,13 +500,14 @@ def _show_proposal(resource: Resource, proposal: str, directory: Path) -> None:
     """The planned proposal in status and its ConfigMap; the resource's older proposals'
     directories removed (a snapshot can be large)."""
     summary = json.loads((directory / "result.json").read_text())["optimizationResult"]
-    config_map = resource.save_plan(proposal, directory)
+    config_maps = resource.save_plan(proposal, directory)
     message = (
         f"{summary['replicaMoves']} replica moves (lower bound "
         f"{summary['replicaMovesLowerBound']}), {summary['leaderMoves']} leader moves"
     )
     resource.write_status(State.PROPOSAL_READY, "ProposalReady", message,
-                          optimizationResult=summary, planConfigMap=config_map)  # fmt: skip
+                          optimizationResult=summary, planConfigMap=config_maps[0],
+                          planConfigMaps=config_maps)  # fmt: skip
     for older in directory.parent.iterdir():
         if older.name != proposal and older.is_dir():
             shutil.rmtree(older, ignore_errors=True)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.bounds import balanced_counts
+from kafka_topic_operator.rebalance.plan_parts import changes_json
 from kafka_topic_operator.rebalance.result import (
     Loads,
     OptimizationResult,
@@ -240,17 +241,7 @@ def write_output(output: PlanningOutput, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     files = {
         "plan.json": reassignment_json(output.changes),
-        "changes.json": json.dumps(
-            [
-                {
-                    "topic": c.partition.topic,
-                    "partition": c.partition.partition,
-                    "before": list(c.before),
-                    "after": list(c.after),
-                }
-                for c in output.changes
-            ]
-        ),
+        "changes.json": changes_json(output.changes),
         "result.json": json.dumps(
             {"optimizationResult": output.result.to_status(), "rounds": output.rounds}
         ),
