@@ -7,16 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-import yaml
-
 from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.k8s.rebalance_handlers import Resource
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.plan_parts import changes_json
 from kafka_topic_operator.rebalance.result import PartitionMove
 
-ROOT = Path(__file__).resolve().parents[2]
+from .conftest import install_crd
+
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkarebalances"
 
 
@@ -34,56 +32,48 @@ def moves(count: int) -> list[PartitionMove]:
 
 
 def test_a_plan_larger_than_a_config_map_is_kept_in_parts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    emulator: ApiServer, tmp_path: Path
 ) -> None:
-    from kubernetes import client, config
+    from kubernetes import client
 
-    with ApiServer() as api:
-        kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
-        monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
-        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-        config.load_kube_config(str(kubeconfig))
-        with client.ApiClient() as c:
-            crd = yaml.safe_load((ROOT / "crds" / "kafkarebalances.yaml").read_text())
-            client.ApiextensionsV1Api(c).create_custom_resource_definition(crd)
-            body: Any = client.CustomObjectsApi(c).create_namespaced_custom_object(
-                GROUP, VERSION, "default", PLURAL,
-                {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaRebalance",
-                 "metadata": {"name": "even"}, "spec": {}},
-            )  # fmt: skip
-            core = client.CoreV1Api(c)
+    install_crd("kafkarebalances.yaml")
+    with client.ApiClient() as c:
+        body: Any = client.CustomObjectsApi(c).create_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL,
+            {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaRebalance",
+             "metadata": {"name": "even"}, "spec": {}},
+        )  # fmt: skip
+        core = client.CoreV1Api(c)
 
-            large = moves(24_000)  # some 3 MB of JSON
-            names = Resource(body, "default", "even").save_plan(
-                "first", proposal(tmp_path / "first", large)
-            )
-            assert names == ["even-plan", "even-plan-1", "even-plan-2", "even-plan-3"]
-            for index, name in enumerate(names):
-                found = core.read_namespaced_config_map(name, "default")
-                assert found.metadata.annotations["kto.dev/plan-part"] == str(index)
-                assert found.metadata.owner_references[0].uid == body["metadata"]["uid"]
-            shown = {**body, "status": {"proposalId": "first", "planConfigMap": names[0]}}
-            assert Resource(shown, "default", "even").load_plan() == ("first", large)
+        large = moves(24_000)  # some 3 MB of JSON
+        names = Resource(body, "default", "even").save_plan(
+            "first", proposal(tmp_path / "first", large)
+        )
+        assert names == ["even-plan", "even-plan-1", "even-plan-2", "even-plan-3"]
+        for index, name in enumerate(names):
+            found = core.read_namespaced_config_map(name, "default")
+            assert found.metadata.annotations["kto.dev/plan-part"] == str(index)
+            assert found.metadata.owner_references[0].uid == body["metadata"]["uid"]
+        shown = {**body, "status": {"proposalId": "first", "planConfigMap": names[0]}}
+        assert Resource(shown, "default", "even").load_plan() == ("first", large)
 
-            # A missing part, or a part of another proposal: nothing is carried out.
-            saved = core.read_namespaced_config_map("even-plan-1", "default")
-            core.delete_namespaced_config_map("even-plan-1", "default")
-            assert Resource(shown, "default", "even").load_plan() is None
-            saved.metadata.resource_version = None
-            saved.metadata.annotations["kto.dev/proposal"] = "other"
-            core.create_namespaced_config_map("default", saved)
-            assert Resource(shown, "default", "even").load_plan() is None
+        # A missing part, or a part of another proposal: nothing is carried out.
+        saved = core.read_namespaced_config_map("even-plan-1", "default")
+        core.delete_namespaced_config_map("even-plan-1", "default")
+        assert Resource(shown, "default", "even").load_plan() is None
+        saved.metadata.resource_version = None
+        saved.metadata.annotations["kto.dev/proposal"] = "other"
+        core.create_namespaced_config_map("default", saved)
+        assert Resource(shown, "default", "even").load_plan() is None
 
-            small = moves(10)
-            names = Resource(body, "default", "even").save_plan(
-                "second", proposal(tmp_path / "second", small)
-            )
-            assert names == ["even-plan"]
-            left = core.list_namespaced_config_map(
-                "default", label_selector="kto.dev/rebalance=even"
-            )
-            assert [cm.metadata.name for cm in left.items] == ["even-plan"]
-            shown = {**body, "status": {"proposalId": "second", "planConfigMap": names[0]}}
-            assert Resource(shown, "default", "even").load_plan() == ("second", small)
-            stale = {**body, "status": {"proposalId": "first", "planConfigMap": names[0]}}
-            assert Resource(stale, "default", "even").load_plan() is None
+        small = moves(10)
+        names = Resource(body, "default", "even").save_plan(
+            "second", proposal(tmp_path / "second", small)
+        )
+        assert names == ["even-plan"]
+        left = core.list_namespaced_config_map("default", label_selector="kto.dev/rebalance=even")
+        assert [cm.metadata.name for cm in left.items] == ["even-plan"]
+        shown = {**body, "status": {"proposalId": "second", "planConfigMap": names[0]}}
+        assert Resource(shown, "default", "even").load_plan() == ("second", small)
+        stale = {**body, "status": {"proposalId": "first", "planConfigMap": names[0]}}
+        assert Resource(stale, "default", "even").load_plan() is None
