@@ -4,7 +4,7 @@ kazoo's Transaction serializes each operation through a request object of its ow
 ACLs again for every create; a controller writes tens of thousands of znodes a second in these
 requests, and that packing cost more than ZooKeeper spent applying them. The bytes are the same
 (jute records: `MultiHeader(type, done=false, err=-1)` then the operation's request, closed by
-`MultiHeader(-1, true, -1)`); the response is read by kazoo's own Transaction code.
+`MultiHeader(-1, true, -1)`), and the response is read into what kazoo's Transaction gives.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
-from kazoo.protocol.serialization import Transaction
+from kazoo.exceptions import EXCEPTIONS
+from kazoo.protocol.serialization import ZnodeStat, stat_struct
 
 # ZooKeeper's OpCode values and jute's big-endian int and MultiHeader(int type, bool done,
 # int err), as kazoo packs them.
@@ -68,7 +69,31 @@ class Multi:
 
     @staticmethod
     def deserialize(data: bytes, offset: int) -> list[object]:
-        results: list[object] = Transaction.deserialize(data, offset)
+        """The results as kazoo's Transaction.deserialize gives them (a created path, True,
+        a ZnodeStat, or an exception instance per operation), in one loop over the bytes."""
+        results: list[object] = []
+        response: object = None
+        kind, done = None, False
+        while not done:
+            if kind == CREATE:
+                (length,) = _int.unpack_from(data, offset)
+                offset += 4
+                response = None if length < 0 else data[offset : offset + length].decode()
+                offset += max(length, 0)
+            elif kind in (DELETE, CHECK):
+                response = True
+            elif kind == SET_DATA:
+                response = ZnodeStat._make(stat_struct.unpack_from(data, offset))
+                offset += stat_struct.size
+            elif kind == -1:
+                (error,) = _int.unpack_from(data, offset)
+                offset += 4
+                response = EXCEPTIONS[error]()
+            if response:
+                results.append(response)
+            kind, flag, _ = _header.unpack_from(data, offset)
+            offset += _header.size
+            done = flag == 1
         return results
 
     def __repr__(self) -> str:  # kazoo logs requests at debug level
