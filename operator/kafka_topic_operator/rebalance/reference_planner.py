@@ -9,6 +9,9 @@ bound counts (`bounds.move_lower_bound`), and a legal one always exists (the ful
 some partition the emptier one does not). A moved replica keeps its position in the replica
 list, so a moved preferred leader stays the preferred leader of its partition.
 
+Then the swap goals, TopicReplicaDistribution and DiskUsageDistribution, in the order listed
+(`reference_swaps`): replicas swapped between two brokers, so that no broker's count changes.
+
 Leaders: while some broker leads two more partitions than another broker of the same partition,
 that partition's preferred leader becomes the less loaded replica (no data moves).
 
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -33,6 +36,7 @@ from kafka_topic_operator.rebalance.model import (
     max_per_rack,
     moves,
 )
+from kafka_topic_operator.rebalance.reference_swaps import swap_goals
 
 # Single-replica partitions can pin leaders: evening them would take more than the fewest moves.
 LEADERS_UNEVEN = "leader counts spread by more than one without moving more replicas"
@@ -45,6 +49,8 @@ class PlanRequest:
     excluded_topics: str | None = None  # a regular expression, as Cruise Control's
     max_replicas_per_broker: int | None = None
     balance_leaders: bool = True
+    swap_goals: tuple[str, ...] = ()  # TopicReplicaDistribution, DiskUsageDistribution, in order
+    sizes: Mapping[TopicPartition, int] | None = None  # bytes per partition
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ def plan(request: PlanRequest) -> Plan:
     current = {tp: list(replicas) for tp, replicas in sorted(model.assignment.items())}
     state = _State(model, eligible, current, request.max_replicas_per_broker)
     problems = [*state.drain(movable), *state.fix_racks(movable), *state.balance(movable)]
+    problems += swap_goals(state, movable, request.swap_goals, request.sizes)
     if request.balance_leaders:
         state.balance_leaders(movable)
         if max(state.leaders[b] for b in eligible) - min(state.leaders[b] for b in eligible) > 1:
@@ -108,11 +115,15 @@ class _State:
 
     # -- replicas -----------------------------------------------------------------------------
 
-    def legal(self, tp: TopicPartition, donor: int, receiver: int) -> bool:
+    def legal(
+        self, tp: TopicPartition, donor: int, receiver: int, *, capacity: bool = True
+    ) -> bool:
+        """Whether the replica of `tp` on `donor` may move to `receiver`; `capacity=False` for a
+        leg of a swap, which leaves the receiver's count as it was."""
         replicas = self.assignment[tp]
         if receiver in replicas:
             return False
-        if self.capacity is not None and self.counts[receiver] >= self.capacity:
+        if capacity and self.capacity is not None and self.counts[receiver] >= self.capacity:
             return False
         if self.racked:
             rack = self.model.rack_of(receiver)
