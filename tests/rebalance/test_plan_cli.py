@@ -5,6 +5,7 @@ log directories; bad flags refused before Spark starts."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -207,3 +208,4 @@ def test_a_plan_balancing_bytes_from_the_log_directories(
     from kafka_topic_operator.rebalance.report import human_bytes
 
     assert f"leader moves, {human_bytes(moved)} to move, balance" in done.stdout.splitlines()[0]
+    assert re.search(r"round  0 \[[#.]+\] +\d+% [\d.,]+ (B|KiB) placed", done.stderr)  # bytes

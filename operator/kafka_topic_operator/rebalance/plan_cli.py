@@ -24,6 +24,7 @@ from kafka_topic_operator.argparsing import (
 )
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.job import PlanningError
+from kafka_topic_operator.rebalance.report import human_bytes
 from kafka_topic_operator.rebalance.sizes import SizesError
 
 EXIT_USAGE = 2
@@ -138,7 +139,7 @@ def read_sizes(
 
 def _plan(args: argparse.Namespace, request: Any) -> int:
     from kafka_topic_operator.rebalance import job
-    from kafka_topic_operator.rebalance.report import human_bytes, render_html
+    from kafka_topic_operator.rebalance.report import render_html
     from kafka_topic_operator.rebalance.result import reassignment_json
     from kafka_topic_operator.rebalance.spark_session import local_session
 
@@ -178,7 +179,8 @@ def _plan(args: argparse.Namespace, request: Any) -> int:
 
 
 class _Bar:
-    """One line per planning round: how far the replicas off their targets have come."""
+    """One line per planning round: how far the replicas (or bytes) off their targets have
+    come; each phase starts a new bar."""
 
     def __init__(self) -> None:
         self.first: int | None = None
@@ -190,5 +192,6 @@ class _Bar:
         done = 1 - left / self.first
         filled = round(done * BAR)
         bar = "#" * filled + "." * (BAR - filled)
-        print(f"round {report.round:>2} [{bar}] {done:4.0%} {report.moved} placed in "
+        moved = human_bytes(report.moved) if report.unit == "bytes" else report.moved
+        print(f"round {report.round:>2} [{bar}] {done:4.0%} {moved} placed in "
               f"{report.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip

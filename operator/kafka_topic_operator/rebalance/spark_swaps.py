@@ -174,7 +174,7 @@ def plan_disk_usage(
             current = _apply(current, swaps)
         swaps.unpersist()
         report = RoundReport(round_number, sum(excess.values()), shifted,
-                             time.perf_counter() - began)  # fmt: skip
+                             time.perf_counter() - began, unit="bytes")  # fmt: skip
         plan.rounds.append(report)
         if progress is not None:
             progress(report)
