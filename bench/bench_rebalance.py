@@ -4,6 +4,11 @@ reference page's 40 instances: 5+1, 6+2, 9+3 and 12+4 brokers, 5-25 topics of 1-
 replication factor 3). Figures: our replica moves over the exact lower bound, and what
 `kafka-reassign-partitions --generate` would move over ours, on the same clusters.
 
+Swap goals: on the same 40 clusters, partition sizes drawn log-normally (seeded), the bytes per
+broker before and after DiskUsageDistribution beside Cruise Control's band (within 9% of the
+mean), and what the swaps cost beyond the count balance: replica moves and bytes copied; the
+topic replicas outside their bands before and after TopicReplicaDistribution.
+
 Scale: the Spark count planner on `local[2]` over 2.8 million replicas on 215 brokers (the size
 of the Cruise Control run its issue tracker quotes at about 95 minutes, 18 in its fast mode):
 933,334 partitions of replication factor 3 placed round-robin, as Kafka's assignment does, with
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 from kafka_topic_operator.kafka.assignment import default_random as seeded
 from kafka_topic_operator.rebalance.generate import generate
@@ -51,6 +57,66 @@ def main() -> None:
         f"{statistics.mean(moved_share):.0%} of all replicas); planning "
         f"{statistics.median(seconds) * 1000:.0f} ms median per cluster"
     )
+
+
+def goals() -> None:
+    import random
+
+    from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE, topic_band
+    from kafka_topic_operator.rebalance.result import summarize
+
+    worst_before, worst_after, within, moves_extra, bytes_extra = [], [], 0, [], []
+    topics_before, topics_after, topic_moves_extra = 0, 0, []
+    for seed in range(INSTANCES):
+        model, brokers = instance(seed)
+        rng = random.Random(seed)
+        sizes = {tp: int(rng.lognormvariate(20, 0.7)) for tp in sorted(model.assignment)}
+        counts = plan(PlanRequest(model, brokers))
+        disk = plan(PlanRequest(model, brokers, swap_goals=("DiskUsageDistribution",), sizes=sizes))
+        topics = plan(PlanRequest(model, brokers, swap_goals=("TopicReplicaDistribution",)))
+        before_dev, after_dev = (_worst_deviation(a, sizes, brokers)
+                                 for a in (counts.assignment, disk.assignment))  # fmt: skip
+        worst_before.append(before_dev)
+        worst_after.append(after_dev)
+        within += after_dev <= DISK_TOLERANCE
+        moves_extra.append(disk.replica_moves / counts.replica_moves - 1)
+        copied = [summarize(model, a, brokers, sizes=sizes).data_to_move_bytes or 0
+                  for a in (counts.assignment, disk.assignment)]  # fmt: skip
+        bytes_extra.append(copied[1] / copied[0] - 1)
+        topics_before += _off_bands(counts.assignment, brokers, topic_band)
+        topics_after += _off_bands(topics.assignment, brokers, topic_band)
+        topic_moves_extra.append(topics.replica_moves / counts.replica_moves - 1)
+    print(
+        f"rebalance swap goals, the same {INSTANCES} clusters with log-normal partition sizes "
+        f"(reference planner): DiskUsageDistribution takes the worst broker from "
+        f"{statistics.mean(worst_before):.0%} off the mean bytes (mean over clusters) to "
+        f"{statistics.mean(worst_after):.1%}, within {DISK_TOLERANCE:.0%} in {within}/{INSTANCES} "
+        f"(Cruise Control's band), for {statistics.mean(moves_extra):+.0%} replica moves and "
+        f"{statistics.mean(bytes_extra):+.0%} bytes copied beyond the count balance; "
+        f"TopicReplicaDistribution: topic replicas off their bands {topics_before} -> "
+        f"{topics_after}, for {statistics.mean(topic_moves_extra):+.0%} replica moves"
+    )
+
+
+def _worst_deviation(assignment: Any, sizes: Any, brokers: tuple[int, ...]) -> float:
+    held = dict.fromkeys(brokers, 0)
+    for tp, replicas in assignment.items():
+        for b in replicas:
+            held[b] += sizes[tp]
+    mean = sum(held.values()) / len(brokers)
+    return max(abs(v - mean) for v in held.values()) / mean
+
+
+def _off_bands(assignment: Any, brokers: tuple[int, ...], band: Any) -> int:
+    counts: dict[str, dict[int, int]] = {}
+    for tp, replicas in assignment.items():
+        for b in replicas:
+            counts.setdefault(tp.topic, dict.fromkeys(brokers, 0))[b] += 1
+    off = 0
+    for held in counts.values():
+        low, high = band(sum(held.values()), len(brokers))
+        off += sum(max(c - high, low - c, 0) for c in held.values())
+    return off
 
 
 def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
@@ -124,4 +190,5 @@ def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
 
 if __name__ == "__main__":
     main()
+    goals()
     scale()

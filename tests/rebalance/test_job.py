@@ -193,3 +193,75 @@ def test_under_spark_submit_the_master_is_spark_submits(tmp_path: Path) -> None:
     result = json.loads((tmp_path / "out" / "result.json").read_text())
     assert result["optimizationResult"]["replicaMoves"] == 4
     assert not (tmp_path / "out" / job.FAILURE_FILE).exists()
+
+
+def sized(before: dict[TopicPartition, tuple[int, ...]]) -> dict[TopicPartition, int]:
+    return {tp: 1000 * (1 + (tp.partition * 7 + len(tp.topic)) % 13) for tp in before}
+
+
+def test_with_sizes_the_data_to_move_is_counted_and_the_swap_goals_run_in_order(
+    spark: Any, tmp_path: Path
+) -> None:
+
+    before = grown(5, 5, 2)
+    sizes = sized(before)
+    goals = ("TopicReplicaDistribution", "DiskUsageDistribution")
+    request = job.PlanningInput(before, brokers=tuple(range(7)), swap_goals=goals, sizes=sizes)
+    output = job.plan(spark, request, tmp_path)
+    after = after_of(before, output)
+    moved = sum(sizes[tp] * len(set(after[tp]) - set(before[tp])) for tp in after)
+    assert output.result.data_to_move_bytes == moved > 0
+    assert output.result.to_status()["dataToMoveBytes"] == moved
+    phases = [r["phase"] for r in output.rounds]
+    assert phases.index("topics") < phases.index("disk") < phases.index("leaders")
+    model = ClusterModel(before)
+    assert spread(model.replica_counts(after), range(7)) <= 1  # the count balance kept
+    assert output.result.replica_moves >= move_lower_bound(model.replica_counts(), range(7))
+    # The snapshot carries the sizes.
+    snapshot = spark.read.parquet(str(tmp_path / "snapshot.parquet"))
+    by_partition = {(r.topic, r.partition): r.size for r in snapshot.collect()}
+    assert by_partition == {(tp.topic, tp.partition): s for tp, s in sizes.items()}
+
+
+def test_without_sizes_no_data_to_move_is_said(spark: Any, tmp_path: Path) -> None:
+    before = {TopicPartition("a", p): (0, 1) for p in range(4)}
+    output = job.plan(spark, job.PlanningInput(before, brokers=(0, 1, 2)), tmp_path)
+    assert output.result.data_to_move_bytes is None
+    assert "dataToMoveBytes" not in output.result.to_status()
+
+
+def test_disk_balance_needs_every_partitions_size() -> None:
+    before = {TopicPartition("a", p): (0, 1) for p in range(7)}
+    disk = job.PlanningInput(before, brokers=(0, 1, 2), swap_goals=("DiskUsageDistribution",))
+    with pytest.raises(job.PlanningError) as error:
+        job.check_sizes(disk)
+    assert str(error.value) == (
+        "the DiskUsageDistribution goal needs partition sizes, and none are known (kto plan "
+        "reads them with --sizes FILE or --log-dirs DIR)"
+    )
+    partial = job.PlanningInput(before, brokers=(0, 1, 2), sizes={TopicPartition("a", 3): 1})
+    with pytest.raises(job.PlanningError) as error:
+        job.check_sizes(partial)
+    assert str(error.value) == (
+        "partition sizes are missing for 6 partitions (a-0, a-1, a-2, a-4, a-5 ...)"
+    )
+    job.check_sizes(job.PlanningInput(before, brokers=(0, 1, 2)))  # no sizes, no disk goal
+
+
+def test_sizes_and_swap_goals_round_trip_and_bad_ones_are_refused() -> None:
+    request = job.PlanningInput(
+        {TopicPartition("a", 0): (1, 2), TopicPartition("a", 1): (2, 3)}, brokers=(1, 2, 3),
+        swap_goals=("DiskUsageDistribution", "TopicReplicaDistribution"),
+        sizes={TopicPartition("a", 0): 5, TopicPartition("a", 1): 0},
+    )  # fmt: skip
+    data = json.loads(json.dumps(request.to_json()))
+    assert data["partitions"][0]["sizeBytes"] == 5
+    assert job.PlanningInput.from_json(data) == request
+    unsized = job.PlanningInput({TopicPartition("a", 0): (1,)}, brokers=(1,))
+    assert job.PlanningInput.from_json(unsized.to_json()) == unsized
+    assert "sizeBytes" not in unsized.to_json()["partitions"][0]
+    with pytest.raises(job.PlanningError, match="unknown swap goal ReplicaDistribution"):
+        job.PlanningInput.from_json({**data, "swapGoals": ["ReplicaDistribution"]})
+    with pytest.raises(job.PlanningError, match="malformed planning input: KeyError"):
+        job.PlanningInput.from_json({**data, "partitions": [{"topic": "a", "partition": 0,
+                                                             "replicas": [1]}]})  # fmt: skip

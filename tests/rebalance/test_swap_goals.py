@@ -10,35 +10,36 @@ single legal swap would help (checked by brute force, independently of the plann
 from __future__ import annotations
 
 import itertools
-import random
 import re
-from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from swap_goals_testing import (
+    Assignment,
+    Sizes,
+    grown_with_sizes,
+    loads,
+    met,
+    no_further,
+    rack_legal,
+    topic_misses,
+)
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.goals import DISK_USAGE_DISTRIBUTION as DISK
+from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
 from kafka_topic_operator.rebalance.goals import (
-    DISK_USAGE_DISTRIBUTION as DISK,
-)
-from kafka_topic_operator.rebalance.goals import (
-    TOPIC_REPLICA_DISTRIBUTION as TOPICS,
-)
-from kafka_topic_operator.rebalance.goals import (
+    disk_amounts,
     disk_balanced,
     disk_band,
     disk_load_ok,
     topic_band,
     topic_count_ok,
 )
-from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack
+from kafka_topic_operator.rebalance.model import ClusterModel
 from kafka_topic_operator.rebalance.reference_planner import Plan, PlanRequest, plan
-from kafka_topic_operator.rebalance.samples import grown_cluster
-
-Assignment = Mapping[TopicPartition, tuple[int, ...]]
-Sizes = Mapping[TopicPartition, int]
 
 # The rules
 
@@ -75,6 +76,19 @@ def test_the_disk_band_is_cruise_controls_and_a_broker_never_goes_further_out() 
     assert not disk_balanced({0: 250, 1: 273, 2: 227, 3: 250}, range(4))
 
 
+def test_disk_amounts_bring_brokers_just_inside_the_band() -> None:
+    # Mean 100, band 91-109, aimed at 95.5-104.5 (half the tolerance inside it).
+    assert disk_amounts({0: 150, 1: 100, 2: 50, 3: 100}, range(4), range(4)) == ({0: 45}, {2: 45})
+    # Broker 0 must give 25, broker 3 can take 15: the other 10 go to the in-band brokers
+    # below the mean, the lightest first, never past the mean.
+    assert disk_amounts({0: 130, 1: 95, 2: 95, 3: 80}, range(4), range(4)) == (
+        {0: 25},
+        {1: 5, 2: 5, 3: 15},
+    )
+    # Only the brokers allowed to move (add-brokers: the new ones) are given amounts.
+    assert disk_amounts({0: 150, 1: 100, 2: 50, 3: 100}, range(4), [1, 2]) == ({}, {2: 45})
+
+
 # Random clusters
 
 
@@ -103,31 +117,6 @@ def cases(
     return ClusterModel(assignment, racks), eligible, sizes, goals, excluded
 
 
-def loads(assignment: Assignment, sizes: Sizes, brokers: tuple[int, ...]) -> Counter[int]:
-    held = Counter({b: 0 for b in brokers})
-    for tp, replicas in assignment.items():
-        held.update({b: sizes[tp] for b in replicas if b in held})
-    return held
-
-
-def topic_misses(assignment: Assignment, brokers: tuple[int, ...]) -> dict[tuple[str, int], int]:
-    """How far each topic's count on each broker is outside the topic's band."""
-    counts: dict[str, Counter[int]] = {}
-    for tp, replicas in assignment.items():
-        counts.setdefault(tp.topic, Counter()).update(b for b in replicas if b in brokers)
-    out = {}
-    for topic, held in counts.items():
-        low, high = topic_band(held.total(), len(brokers))
-        out.update({(topic, b): max(held[b] - high, low - held[b], 0) for b in brokers})
-    return out
-
-
-def rack_legal(model: ClusterModel, replicas: tuple[int, ...], brokers: tuple[int, ...]) -> bool:
-    racks = len({model.rack_of(b) for b in brokers})
-    per_rack = Counter(model.rack_of(b) for b in replicas)
-    return max(per_rack.values()) <= max_per_rack(len(replicas), racks)
-
-
 Case = tuple[ClusterModel, tuple[int, ...], Sizes, tuple[str, ...], str | None]
 
 
@@ -142,24 +131,6 @@ def says(result: Plan, goal: str) -> bool:
     """Whether the plan says the goal was not met."""
     start = "topic replica counts" if goal == TOPICS else "bytes per broker"
     return any(u.startswith(start) for u in result.unbalanced)
-
-
-def met(goal: str, assignment: Assignment, sizes: Sizes, brokers: tuple[int, ...]) -> bool:
-    if goal == TOPICS:
-        return not any(topic_misses(assignment, brokers).values())
-    return disk_balanced(loads(assignment, sizes, brokers), brokers)
-
-
-def no_further(goal: str, found: Assignment, now: Assignment, sizes: Sizes,
-               brokers: tuple[int, ...]) -> bool:  # fmt: skip
-    """Whether nothing is further from the goal's band in `now` than in `found`: no topic count
-    further out; no broker's bytes out of the band unless nearer the mean than they were."""
-    if goal == TOPICS:
-        before, after = topic_misses(found, brokers), topic_misses(now, brokers)
-        return all(after[k] <= before[k] for k in before)
-    old, new = loads(found, sizes, brokers), loads(now, sizes, brokers)
-    total = sum(old.values())
-    return all(disk_load_ok(old[b], new[b] - old[b], total, len(brokers)) for b in brokers)
 
 
 def one_swap_away(
@@ -239,14 +210,6 @@ def test_the_swap_goals_keep_every_guarantee(case: Case) -> None:
 # Grown clusters
 
 
-def grown_with_sizes(seed: int) -> tuple[ClusterModel, tuple[int, ...], dict[TopicPartition, int]]:
-    old, new = ((5, 1), (6, 2), (9, 3), (12, 4))[seed % 4]
-    model, brokers = grown_cluster(seed, old, new, topics=(3, 10), partitions=(1, 20))
-    rng = random.Random(seed)
-    sizes = {tp: int(rng.lognormvariate(20, 0.7)) for tp in sorted(model.assignment)}
-    return model, brokers, sizes
-
-
 def test_on_grown_clusters_topics_spread_evenly_and_disks_balance() -> None:
     topics_met = disks_met = 0
     for seed in range(40):
@@ -288,3 +251,16 @@ def test_disk_balance_without_sizes_is_refused() -> None:
     model = ClusterModel({TopicPartition("t", 0): (0,)})
     with pytest.raises(ValueError, match="DiskUsageDistribution needs partition sizes"):
         plan(PlanRequest(model, (0, 1), swap_goals=(DISK,)))
+
+
+def test_a_disk_route_may_pass_its_quota_but_never_carry_a_broker_past_the_mean() -> None:
+    from kafka_topic_operator.rebalance.spark_swaps import disk_routes
+
+    # Mean 80: broker 0 must give 46 (to 83.6), broker 1 take 46; either may go 4 further.
+    loads = {0: 130, 1: 30}
+    assert disk_routes(loads, (0, 1), {0: 46}, {1: 46}) == [(0, 1, 46, 50)]
+    # Two routes from broker 0 share its slack.
+    loads = {0: 200, 1: 50, 2: 50}
+    give, take = disk_amounts(loads, (0, 1, 2), (0, 1, 2))
+    routes = disk_routes(loads, (0, 1, 2), give, take)
+    assert sum(limit for x, _, _, limit in routes if x == 0) <= 200 - 100

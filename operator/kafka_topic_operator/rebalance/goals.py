@@ -12,7 +12,8 @@ none of these figures, so it runs after them wherever it is listed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping
 
 TOPIC_REPLICA_DISTRIBUTION = "TopicReplicaDistribution"
 DISK_USAGE_DISTRIBUTION = "DiskUsageDistribution"
@@ -54,6 +55,43 @@ def disk_load_ok(load: int, change: int, total: int, brokers: int) -> bool:
     after = load + change
     mean = total / brokers
     return low <= after <= high or abs(after - mean) <= abs(load - mean)
+
+
+def disk_amounts(
+    loads: Mapping[int, int], brokers: Iterable[int], movers: Iterable[int]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """(bytes to give, bytes to take) by broker, for brokers of `movers`: those outside the band
+    to half the tolerance inside it (a margin, as Cruise Control's), and, as far as these
+    cannot meet each other, those inside it on the far side of the mean, never past the mean.
+    Moving no more keeps the bytes copied down."""
+    eligible = list(brokers)
+    total = sum(loads.get(b, 0) for b in eligible)
+    mean = total / len(eligible)
+    aim_low, aim_high = disk_band(total, len(eligible), DISK_TOLERANCE / 2)
+    low, high = disk_band(total, len(eligible))
+    give = {b: math.floor(loads[b] - aim_high) for b in sorted(movers) if loads[b] > high}
+    take = {b: math.floor(aim_low - loads[b]) for b in sorted(movers) if loads[b] < low}
+    short = sum(take.values()) - sum(give.values())
+    # The rest from (or to) the brokers nearest the band's far edge first.
+    if short > 0:
+        spare = sorted((b for b in movers if mean < loads[b] <= high), key=lambda b: (-loads[b], b))
+        short = _draw(give, spare, short, lambda b: math.floor(loads[b] - mean))
+    elif short < 0:
+        room = sorted((b for b in movers if low <= loads[b] < mean), key=lambda b: (loads[b], b))
+        _draw(take, room, -short, lambda b: math.floor(mean - loads[b]))
+    return {b: v for b, v in give.items() if v > 0}, {b: v for b, v in take.items() if v > 0}
+
+
+def _draw(
+    into: dict[int, int], brokers: Iterable[int], amount: int, most: Callable[[int], int]
+) -> int:
+    for b in brokers:
+        if amount <= 0:
+            break
+        part = min(amount, most(b))
+        into[b] = part
+        amount -= part
+    return amount
 
 
 def disk_balanced(loads: Mapping[int, int], brokers: Iterable[int]) -> bool:

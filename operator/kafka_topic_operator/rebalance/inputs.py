@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.job import PlanningError, PlanningInput
+from kafka_topic_operator.rebalance.goals import SWAP_GOALS
+from kafka_topic_operator.rebalance.job import PlanningError, PlanningInput, check_sizes
 from kafka_topic_operator.rebalance.spec import Goal, RebalanceMode, RebalanceSpec
 from kafka_topic_operator.snapshot import ClusterSnapshot
 
 # AdminUtils' message when some brokers have a rack and others do not.
 NOT_ALL_RACKS = "Not all brokers have rack information for replica rack aware assignment."
-# Goals the CRD names whose Spark transforms are not there yet: refused, never ignored.
-NOT_YET_PLANNED = (Goal.TOPIC_REPLICA_DISTRIBUTION, Goal.DISK_USAGE_DISTRIBUTION)
 
 
-def planning_input(snapshot: ClusterSnapshot, spec: RebalanceSpec) -> PlanningInput:
+def planning_input(
+    snapshot: ClusterSnapshot,
+    spec: RebalanceSpec,
+    sizes: Mapping[TopicPartition, int] | None = None,
+) -> PlanningInput:
     """PlanningError when the cluster cannot be planned as asked: a named broker that is not
-    registered, a reassignment already running, racks on only some brokers, or a goal the
-    planner does not carry out yet."""
-    pending = [g.value for g in spec.goals if g in NOT_YET_PLANNED]
-    if pending:
-        raise PlanningError(
-            f"goal {', '.join(pending)} is not carried out by the planner yet: remove it from "
-            "spec.goals (the proposal would otherwise ignore it)"
-        )
+    registered, a reassignment already running, racks on only some brokers, or a partition
+    without a size while sizes are given (or none given for DiskUsageDistribution). `sizes`
+    (bytes per partition) may name more partitions than the plan covers: only its are kept."""
     live = sorted(snapshot.brokers)
     named = sorted(spec.brokers or ())
     unknown = [b for b in named if b not in live]
@@ -58,7 +58,7 @@ def planning_input(snapshot: ClusterSnapshot, spec: RebalanceSpec) -> PlanningIn
         if not topic.marked_for_deletion and name not in snapshot.deletion_markers
         for p, partition in sorted(topic.partitions.items())
     }
-    return PlanningInput(
+    request = PlanningInput(
         assignment=assignment,
         brokers=tuple(eligible),
         racks=racks,
@@ -66,7 +66,20 @@ def planning_input(snapshot: ClusterSnapshot, spec: RebalanceSpec) -> PlanningIn
         excluded_topics=spec.excluded_topics,
         max_replicas_per_broker=spec.max_replicas_per_broker,
         balance_leaders=spec.balance_leaders,
+        swap_goals=tuple(str(g) for g in spec.goals if g in SWAP_GOALS),
+        sizes=None if sizes is None else {tp: sizes[tp] for tp in assignment if tp in sizes},
     )
+    check_sizes(request)
+    return request
+
+
+def leaders(snapshot: ClusterSnapshot) -> dict[TopicPartition, int]:
+    """Each partition's current leader (-1: none), whose replica's size is the partition's."""
+    return {
+        TopicPartition(name, p): partition.leader
+        for name, topic in snapshot.topics.items()
+        for p, partition in topic.partitions.items()
+    }
 
 
 def _ids(brokers: list[int]) -> str:

@@ -5,9 +5,9 @@ of a Spark job on Kubernetes, or under the Spark operator, always as
 
     python -m kafka_topic_operator.rebalance.job --input IN.json --output DIR
 
-The input's partitions become a Parquet table in DIR; the planner works on it with DataFrame
-operations and brings only per-broker counts to the driver; then only the changed partitions
-are collected, to write:
+The input's partitions (with their sizes, when known) become a Parquet table in DIR; the planner
+works on it with DataFrame operations and brings only per-broker counts and bytes to the driver;
+then only the changed partitions are collected, to write:
 
 - DIR/plan.json      Kafka's reassignment JSON of the changed partitions
 - DIR/changes.json   each changed partition's replicas before and after (for the report)
@@ -33,6 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.bounds import balanced_counts
+from kafka_topic_operator.rebalance.goals import (
+    DISK_USAGE_DISTRIBUTION,
+    SWAP_GOALS,
+    TOPIC_REPLICA_DISTRIBUTION,
+)
 from kafka_topic_operator.rebalance.plan_parts import changes_json
 from kafka_topic_operator.rebalance.result import (
     Loads,
@@ -65,8 +70,12 @@ class PlanningInput:
     excluded_topics: str | None = None
     max_replicas_per_broker: int | None = None
     balance_leaders: bool = True
+    # TopicReplicaDistribution and DiskUsageDistribution, in the order listed (see goals.py).
+    swap_goals: tuple[str, ...] = ()
+    sizes: Mapping[TopicPartition, int] | None = None  # bytes per partition, when known
 
     def to_json(self) -> dict[str, Any]:
+        sizes = self.sizes
         return {
             "version": INPUT_VERSION,
             "brokers": list(self.brokers),
@@ -75,8 +84,11 @@ class PlanningInput:
             "excludedTopics": self.excluded_topics,
             "maxReplicasPerBroker": self.max_replicas_per_broker,
             "balanceLeaders": self.balance_leaders,
+            "swapGoals": list(self.swap_goals),
+            "sizesKnown": sizes is not None,
             "partitions": [
                 {"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
+                | ({} if sizes is None else {"sizeBytes": sizes[tp]})
                 for tp, replicas in sorted(self.assignment.items())
             ],
         }
@@ -87,12 +99,23 @@ class PlanningInput:
             raise PlanningError(f"unsupported planning input version {data.get('version')!r}")
         try:
             receivers = data.get("receivers")
+            partitions = data["partitions"]
+            swap_goals = tuple(str(g) for g in data.get("swapGoals") or ())
+            unknown = [g for g in swap_goals if g not in SWAP_GOALS]
+            if unknown:
+                raise ValueError(f"unknown swap goal {unknown[0]}")
+            sizes = None
+            if data.get("sizesKnown"):
+                sizes = {
+                    TopicPartition(str(p["topic"]), int(p["partition"])): int(p["sizeBytes"])
+                    for p in partitions
+                }
             return cls(
                 assignment={
                     TopicPartition(str(p["topic"]), int(p["partition"])): tuple(
                         int(b) for b in p["replicas"]
                     )
-                    for p in data["partitions"]
+                    for p in partitions
                 },
                 brokers=tuple(int(b) for b in data["brokers"]),
                 racks={int(b): str(r) for b, r in (data.get("racks") or {}).items()},
@@ -100,6 +123,8 @@ class PlanningInput:
                 excluded_topics=data.get("excludedTopics"),
                 max_replicas_per_broker=data.get("maxReplicasPerBroker"),
                 balance_leaders=bool(data.get("balanceLeaders", True)),
+                swap_goals=swap_goals,
+                sizes=sizes,
             )
         except (KeyError, TypeError, ValueError) as e:
             raise PlanningError(f"malformed planning input: {e!r}") from e
@@ -126,6 +151,22 @@ def check_capacity(total: int, brokers: int, cap: int | None) -> None:
         )
 
 
+def check_sizes(request: PlanningInput) -> None:
+    """DiskUsageDistribution balances bytes: it needs every partition's size."""
+    if request.sizes is None:
+        if DISK_USAGE_DISTRIBUTION in request.swap_goals:
+            raise PlanningError(
+                f"the {DISK_USAGE_DISTRIBUTION} goal needs partition sizes, and none are known "
+                "(kto plan reads them with --sizes FILE or --log-dirs DIR)"
+            )
+        return
+    missing = sorted(tp for tp in request.assignment if tp not in request.sizes)
+    if missing:
+        shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        count = f"{len(missing)} partition{'s' if len(missing) > 1 else ''}"
+        raise PlanningError(f"partition sizes are missing for {count} ({shown})")
+
+
 def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
          progress: Any = None) -> PlanningOutput:  # fmt: skip
     from pyspark.sql import functions as F
@@ -136,13 +177,14 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         raise PlanningError("no brokers may hold replicas")
     total = sum(len(r) for r in request.assignment.values())
     check_capacity(total, len(request.brokers), request.max_replicas_per_broker)
+    check_sizes(request)
     too_wide = [tp for tp, r in request.assignment.items() if len(r) > len(request.brokers)]
     if too_wide:
         raise PlanningError(
             f"{too_wide[0]} has {len(request.assignment[too_wide[0]])} replicas but only "
             f"{len(request.brokers)} brokers may hold them"
         )
-    before = _replica_table(spark, request.assignment, workdir)
+    before = _replica_table(spark, request.assignment, request.sizes, workdir)
     counts = plan_counts(
         spark,
         before,
@@ -155,6 +197,10 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
     after = counts.replicas
     rounds = [{"phase": "replicas", **vars(r)} for r in counts.rounds]
     unbalanced = [counts.unbalanced] if counts.unbalanced else []
+    swapped = _swap_goals(spark, request, before, after, progress)
+    after = swapped.replicas
+    rounds += swapped.rounds
+    unbalanced += swapped.unbalanced
     if request.balance_leaders:
         leaders = plan_leaders(
             spark, after, request.brokers, excluded=request.excluded_topics, progress=progress
@@ -174,10 +220,60 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         request.brokers,
         replica_moves=sum(c.replica_moves for c in changes),
         leader_moves=sum(1 for c in changes if c.leader_changed),
+        data_to_move_bytes=data_to_move(request.sizes, changes),
         generate_replica_moves=generate_moves(request),
         unbalanced=unbalanced,
     )
     return PlanningOutput(changes, result, rounds)
+
+
+@dataclass
+class _Swapped:
+    replicas: DataFrame
+    rounds: list[dict[str, Any]]
+    unbalanced: list[str]
+
+
+def _swap_goals(spark: SparkSession, request: PlanningInput, before: DataFrame,
+                replicas: DataFrame, progress: Any) -> _Swapped:  # fmt: skip
+    """The goals met by swapping replicas, in the order listed; each guards the ones before."""
+    from pyspark.sql import functions as F
+
+    from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage, plan_topic_spread
+
+    out = _Swapped(replicas, [], [])
+    sizes = None
+    if request.sizes is not None:
+        sizes = before.where(F.col("position") == 0).select("topic", "partition", "size")
+    options = {"racks": request.racks or None, "excluded": request.excluded_topics,
+               "receivers": request.receivers, "progress": progress}  # fmt: skip
+    for i, goal in enumerate(request.swap_goals):
+        earlier = request.swap_goals[:i]
+        if goal == TOPIC_REPLICA_DISTRIBUTION:
+            disk_guard = sizes if DISK_USAGE_DISTRIBUTION in earlier else None
+            done = plan_topic_spread(spark, out.replicas, request.brokers, sizes=disk_guard,
+                                     **options)  # fmt: skip
+            phase = "topics"
+        else:
+            assert sizes is not None  # check_sizes
+            guard = TOPIC_REPLICA_DISTRIBUTION in earlier
+            done = plan_disk_usage(spark, out.replicas, request.brokers, sizes,
+                                   guard_topics=guard, **options)  # fmt: skip
+            phase = "disk"
+        out.replicas = done.replicas
+        out.rounds += [{"phase": phase, **vars(r)} for r in done.rounds]
+        if done.unbalanced:
+            out.unbalanced.append(done.unbalanced)
+    return out
+
+
+def data_to_move(
+    sizes: Mapping[TopicPartition, int] | None, changes: Sequence[PartitionMove]
+) -> int | None:
+    """Bytes copied: each replica a partition gains copies the partition (None: sizes unknown)."""
+    if sizes is None:
+        return None
+    return sum(sizes[c.partition] * c.replica_moves for c in changes)
 
 
 def generate_moves(request: PlanningInput) -> int | None:
@@ -202,13 +298,18 @@ def generate_moves(request: PlanningInput) -> int | None:
     return moves(movable, proposal)
 
 
-def _replica_table(spark: SparkSession, assignment: Mapping[TopicPartition, tuple[int, ...]],
-                   workdir: Path) -> DataFrame:  # fmt: skip
-    """The snapshot as a Parquet table, read back: the planner's input at any scale."""
-    rows = [(tp.topic, tp.partition, i, b) for tp, replicas in assignment.items()
-            for i, b in enumerate(replicas)]  # fmt: skip
+def _replica_table(
+    spark: SparkSession,
+    assignment: Mapping[TopicPartition, tuple[int, ...]],
+    sizes: Mapping[TopicPartition, int] | None,
+    workdir: Path,
+) -> DataFrame:
+    """The snapshot as a Parquet table, read back: the planner's input at any scale. Each
+    replica carries its partition's size (null when sizes are unknown)."""
+    rows = [(tp.topic, tp.partition, i, b, None if sizes is None else sizes[tp])
+            for tp, replicas in assignment.items() for i, b in enumerate(replicas)]  # fmt: skip
     path = str(workdir / "snapshot.parquet")
-    schema = "topic string, partition int, position int, broker int"
+    schema = "topic string, partition int, position int, broker int, size long"
     spark.createDataFrame(rows, schema).write.mode("overwrite").parquet(path)
     return spark.read.parquet(path)
 

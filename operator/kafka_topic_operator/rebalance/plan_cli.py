@@ -2,7 +2,9 @@
 
 Reads the cluster from ZooKeeper, plans with local Spark, and writes Kafka's reassignment JSON
 (ready for `kafka-reassign-partitions --execute`) and, when asked, the HTML report. Nothing is
-written to the cluster.
+written to the cluster. Partition sizes (for the bytes to move and DiskUsageDistribution) come
+from a metrics file (`--sizes`), brokers' log directories (`--log-dirs`), or both: the file's
+size wins for a partition both give.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import datetime
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,10 @@ from kafka_topic_operator.argparsing import (
     add_zookeeper_auth_arguments,
     zookeeper_credentials,
 )
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.job import PlanningError
+from kafka_topic_operator.rebalance.report import human_bytes
+from kafka_topic_operator.rebalance.sizes import SizesError
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -42,6 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--excluded-topics", default=None, metavar="REGEX")
     parser.add_argument("--max-replicas-per-broker", type=int, default=None, metavar="N")
+    parser.add_argument(
+        "--sizes",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help='partition sizes: {"partitions": [{"topic": T, "partition": P, "sizeBytes": N}]}',
+    )
+    parser.add_argument(
+        "--log-dirs",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="DIR",
+        help="brokers' log directories: a partition's size is its leader's replica's",
+    )
     parser.add_argument("--output", type=Path, required=True, metavar="plan.json")
     parser.add_argument("--report", type=Path, default=None, metavar="plan.html")
     parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
@@ -78,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, InvalidRebalanceSpec) as e:
         print(f"kto plan: {e}", file=sys.stderr)
         return EXIT_USAGE
-    from kafka_topic_operator.rebalance.inputs import planning_input
+    from kafka_topic_operator.rebalance.inputs import leaders, planning_input
     from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
     from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
@@ -92,11 +112,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         zk.stop()
     try:
-        request = planning_input(snapshot, spec)
-        return _plan(args, request)
-    except PlanningError as e:
+        sizes = read_sizes(args.sizes, args.log_dirs, leaders(snapshot))
+        return _plan(args, planning_input(snapshot, spec, sizes))
+    except (PlanningError, SizesError) as e:
         print(f"kto plan: {e}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def read_sizes(
+    metrics: Path | None, log_dirs: Sequence[Path] | None, leaders: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int] | None:
+    """The sizes `--sizes` and `--log-dirs` give (the file wins), or None without either."""
+    from kafka_topic_operator.rebalance.sizes import parse_sizes, read_partition_sizes
+
+    if metrics is None and log_dirs is None:
+        return None
+    sizes = read_partition_sizes(log_dirs, leaders) if log_dirs else {}
+    if metrics is not None:
+        try:
+            text = metrics.read_text()
+        except OSError as e:
+            raise SizesError(f"{metrics}: {e.strerror}") from None
+        sizes.update(parse_sizes(text, str(metrics)))
+    return sizes
 
 
 def _plan(args: argparse.Namespace, request: Any) -> int:
@@ -116,8 +154,11 @@ def _plan(args: argparse.Namespace, request: Any) -> int:
         spark.stop()
     args.output.write_text(reassignment_json(output.changes) + "\n")
     result = output.result
+    data = ""
+    if result.data_to_move_bytes is not None:
+        data = f", {human_bytes(result.data_to_move_bytes)} to move"
     print(f"{result.replica_moves} replica moves (lower bound {result.replica_lower_bound}), "
-          f"{result.leader_moves} leader moves, balance {result.balance_before:g}% -> "
+          f"{result.leader_moves} leader moves{data}, balance {result.balance_before:g}% -> "
           f"{result.balance_after:g}%; plan written to {args.output}")  # fmt: skip
     if result.generate_replica_moves is not None:
         print(f"kafka-reassign-partitions --generate would move {result.generate_replica_moves}")
@@ -138,7 +179,8 @@ def _plan(args: argparse.Namespace, request: Any) -> int:
 
 
 class _Bar:
-    """One line per planning round: how far the replicas off their targets have come."""
+    """One line per planning round: how far the replicas (or bytes) off their targets have
+    come; each phase starts a new bar."""
 
     def __init__(self) -> None:
         self.first: int | None = None
@@ -150,5 +192,6 @@ class _Bar:
         done = 1 - left / self.first
         filled = round(done * BAR)
         bar = "#" * filled + "." * (BAR - filled)
-        print(f"round {report.round:>2} [{bar}] {done:4.0%} {report.moved} placed in "
+        moved = human_bytes(report.moved) if report.unit == "bytes" else report.moved
+        print(f"round {report.round:>2} [{bar}] {done:4.0%} {moved} placed in "
               f"{report.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip

@@ -38,6 +38,7 @@ class RoundReport:
     surplus: int  # replicas still above their brokers' targets before the round
     moved: int
     seconds: float
+    unit: str = "replicas"  # what surplus and moved count ("bytes" for disk balance)
 
 
 @dataclass

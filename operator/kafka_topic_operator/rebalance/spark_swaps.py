@@ -1,0 +1,590 @@
+"""The swap goals as Spark DataFrame operations: TopicReplicaDistribution and DiskUsageDistribution
+(their rules are in goals.py; `reference_swaps` does the same one swap at a time).
+
+A swap (x, y, a, b) moves replica a from broker x to y and replica b from y to x, so no broker's
+replica count changes. Each round proposes many swaps at once, then keeps those that are legal
+(never a broker twice in a partition, never a rack over its share), leaves every partition at most
+one swap, and keeps each topic's count per broker within what the round may spend of it (what
+lies between the count and the band's far edge), so that swaps accepted together never take a
+count out of its band. Only per-broker figures reach the driver: bytes per broker and the number
+of counts outside their bands, never the replica table.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kafka_topic_operator.rebalance.goals import (
+    DISK_TOLERANCE,
+    disk_amounts,
+    disk_balanced,
+    disk_band,
+    disk_unbalanced,
+)
+from kafka_topic_operator.rebalance.spark_planner import (
+    REPLICA_COLUMNS,
+    RoundReport,
+    SparkPlan,
+    _movable,
+    _rack_legal,
+    quotas,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+# A swap's identity: its two replicas.
+IDENT = ("a_topic", "a_partition", "a_position", "b_topic", "b_partition", "b_position")
+# Rounds that accept nothing, each pairing replicas differently, before a goal gives up.
+IDLE_ROUNDS = 2
+# Ranks either side a disk route pairs a replica with (four times as many after an idle round).
+DISK_WIDTH = 8
+# Units of a topic one broker may give or take in a round: keeps the route tables small.
+UNITS_PER_ROUND = 4
+# Brokers a receiver swaps with in one topic round: bounds the join with its replicas.
+PARTNERS_PER_ROUND = 8
+
+
+def plan_topic_spread(
+    spark: SparkSession,
+    replicas: DataFrame,
+    brokers: Sequence[int],
+    *,
+    racks: Mapping[int, str] | None = None,
+    excluded: str | None = None,
+    receivers: Sequence[int] | None = None,
+    sizes: DataFrame | None = None,
+    max_rounds: int = 64,
+    progress: Any = None,
+) -> SparkPlan:
+    """Each topic's replicas per broker into ⌊R_t/n⌋..⌈R_t/n⌉ by swaps. With `sizes` (topic,
+    partition, size), DiskUsageDistribution came first: a swap may not take a broker's bytes
+    out of (or further from) the disk band. With `receivers`, only they swap (add-brokers)."""
+    from pyspark.sql import functions as F
+
+    current = replicas.select(*REPLICA_COLUMNS).cache()
+    plan = SparkPlan(current)
+    swapping = sorted(set(receivers if receivers is not None else brokers) & set(brokers))
+    idle = 0
+    for round_number in range(max_rounds):
+        began = time.perf_counter()
+        counts = _topic_counts(spark, current, brokers).cache()
+        outside = F.greatest(F.col("c") - F.col("high"), F.col("low") - F.col("c"), F.lit(0))
+        off = counts.select(F.sum(outside)).first()
+        off_units = int(off[0] or 0) if off is not None else 0
+        if off_units == 0:
+            counts.unpersist()
+            break
+        loads = _loads(current, sizes, brokers) if sizes is not None else None
+        swaps = _topic_swaps(spark, current, counts, swapping, round_number, idle, excluded)
+        swaps = _legal(spark, _cut(swaps), current, racks, brokers)
+        swaps = _within_topic_bands(_cut(swaps), counts)
+        keys: list[tuple[str, ...]] = [
+            ("p", "a_topic", "a_partition"),
+            ("p", "b_topic", "b_partition"),
+        ]
+        if loads is not None and sizes is not None:
+            # One swap per broker per round: each is checked against the round's loads.
+            swaps = _disk_guard(spark, _sized(_cut(swaps), sizes), loads)
+            keys += [("b", "x"), ("b", "y")]
+        swaps = _one_each(_cut(swaps), keys).cache()
+        swapped = swaps.count()
+        if swapped:
+            current = _apply(current, swaps)
+        swaps.unpersist()
+        counts.unpersist()
+        report = RoundReport(round_number, off_units, swapped, time.perf_counter() - began)
+        plan.rounds.append(report)
+        if progress is not None:
+            progress(report)
+        idle = 0 if swapped else idle + 1
+        if idle >= IDLE_ROUNDS:
+            plan.unbalanced = (
+                f"topic replica counts outside their bands by {off_units} replicas: no legal "
+                "swap brings them in"
+            )
+            break
+    else:
+        plan.unbalanced = (
+            f"topic replica counts still outside their bands after {max_rounds} rounds"
+        )
+    plan.replicas = current
+    return plan
+
+
+def plan_disk_usage(
+    spark: SparkSession,
+    replicas: DataFrame,
+    brokers: Sequence[int],
+    sizes: DataFrame,
+    *,
+    racks: Mapping[int, str] | None = None,
+    excluded: str | None = None,
+    receivers: Sequence[int] | None = None,
+    guard_topics: bool = False,
+    max_rounds: int = 64,
+    progress: Any = None,
+) -> SparkPlan:
+    """Bytes per broker into the band around the mean (`goals.DISK_TOLERANCE`) by swapping a
+    heavier replica of a broker above the mean for a lighter one of a broker below it. What
+    brokers must give and take (`goals.disk_amounts`) meet in routes (donor, receiver, quota),
+    as replica surpluses do in `plan_counts`; a route's swaps together move at most its quota,
+    so that no broker crosses the mean. With `guard_topics`, TopicReplicaDistribution came
+    first."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    current = replicas.select(*REPLICA_COLUMNS).cache()
+    plan = SparkPlan(current)
+    swapping = set(receivers if receivers is not None else brokers) & set(brokers)
+    idle = 0
+    for round_number in range(max_rounds):
+        began = time.perf_counter()
+        loads = _loads(current, sizes, brokers)
+        if disk_balanced(loads, brokers):
+            break
+        excess, deficit = disk_amounts(loads, brokers, swapping)
+        routes = disk_routes(loads, brokers, excess, deficit, wide=idle > 0)
+        width = DISK_WIDTH * 4**idle
+        counts = _topic_counts(spark, current, brokers).cache() if guard_topics else None
+        swaps = _disk_swaps(spark, current, sizes, routes, round_number, width, excluded, counts)
+        swaps = _cut(_legal(spark, swaps, current, racks, brokers))
+        if counts is not None:
+            swaps = _cut(_within_topic_bands(swaps, counts))
+            counts.unpersist()
+        swaps = _one_each(swaps, [("p", "a_topic", "a_partition"), ("p", "b_topic", "b_partition")])
+        # A route's swaps, the largest first, until they reach its quota, within its limit.
+        by_route = (
+            Window.partitionBy("x", "y")
+            .orderBy(F.desc("delta"), *IDENT)
+            .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        )
+        swaps = (
+            swaps.withColumn("moved", F.sum("delta").over(by_route))
+            .where((F.col("moved") - F.col("delta") < F.col("quota"))
+                   & (F.col("moved") <= F.col("limit")))
+            .cache()
+        )  # fmt: skip
+        summed = swaps.agg(F.count("*"), F.sum("delta")).first()
+        swapped, shifted = (int(summed[0]), int(summed[1] or 0)) if summed is not None else (0, 0)
+        if swapped:
+            current = _apply(current, swaps)
+        swaps.unpersist()
+        report = RoundReport(round_number, sum(excess.values()), shifted,
+                             time.perf_counter() - began, unit="bytes")  # fmt: skip
+        plan.rounds.append(report)
+        if progress is not None:
+            progress(report)
+        idle = 0 if swapped else idle + 1
+        if idle >= IDLE_ROUNDS:
+            plan.unbalanced = disk_unbalanced(loads, brokers)
+            break
+    else:
+        plan.unbalanced = (
+            f"bytes per broker still beyond {DISK_TOLERANCE:.0%} of the mean after "
+            f"{max_rounds} rounds"
+        )
+    plan.replicas = current
+    return plan
+
+
+# Topic counts
+
+
+def _topic_counts(spark: SparkSession, current: DataFrame, brokers: Sequence[int]) -> DataFrame:
+    """(topic, broker, c, low, high): every topic's replica count on every eligible broker
+    (zeros too) and the topic's band."""
+    from pyspark.sql import functions as F
+
+    eligible = spark.createDataFrame([(b,) for b in sorted(brokers)], "broker int")
+    placed = current.join(F.broadcast(eligible), "broker")
+    n = len(brokers)
+    bands = (
+        placed.groupBy("topic")
+        .agg(F.count("*").alias("total"))
+        .withColumn("low", F.floor(F.col("total") / n).cast("int"))
+        .withColumn("high", F.ceil(F.col("total") / n).cast("int"))
+        .drop("total")
+    )
+    held = placed.groupBy("topic", "broker").agg(F.count("*").cast("int").alias("c"))
+    return (
+        bands.crossJoin(F.broadcast(eligible))
+        .join(held, ["topic", "broker"], "left")
+        .fillna(0, ["c"])
+    )
+
+
+def _topic_swaps(spark: SparkSession, current: DataFrame, counts: DataFrame,
+                 swapping: Sequence[int], round_number: int, shift: int,
+                 excluded: str | None) -> DataFrame:  # fmt: skip
+    """Candidate swaps: a replica of a topic from a broker with some to give to one with room,
+    one side outside the band (units: what lies between the count and the band's edges; one
+    replica per topic and pair of brokers a round), and back a replica of another topic that
+    may leave y and join x, those whose topic gains by it first."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    allowed = spark.createDataFrame([(b,) for b in swapping], "broker int")
+    counts = counts.join(F.broadcast(allowed), "broker")
+    salt = F.xxhash64("topic", "broker", F.lit(round_number))
+    cap = F.lit(UNITS_PER_ROUND)
+    # Each unit a broker may give (or take), those outside the band first ("must").
+    gives = counts.where(F.col("c") > F.col("low")).select(
+        "topic", F.col("broker").alias("x"), salt.alias("salt"),
+        F.explode(F.sequence(F.lit(1), F.least(F.col("c") - F.col("low"), cap))).alias("u"),
+        (F.col("c") - F.col("high")).alias("must"),
+    )  # fmt: skip
+    takes = counts.where(F.col("c") < F.col("high")).select(
+        "topic", F.col("broker").alias("y"), salt.alias("salt"),
+        F.explode(F.sequence(F.lit(1), F.least(F.col("high") - F.col("c"), cap))).alias("u"),
+        (F.col("low") - F.col("c")).alias("must"),
+    )  # fmt: skip
+
+    def dealt(units: DataFrame, broker: str, must: str) -> DataFrame:
+        # Units outside the band first, then one unit of each broker in turn.
+        order = Window.partitionBy("topic").orderBy(
+            (F.col("u") <= F.col("must")).desc(), "u", "salt", broker
+        )
+        with_must = units.withColumn(must, F.col("u") <= F.col("must"))
+        return with_must.withColumn("k", F.row_number().over(order))
+
+    gives = dealt(gives, "x", "give_must")
+    takes = dealt(takes, "y", "take_must")
+    units = (
+        gives.select("topic", "k", "x", "give_must")
+        .join(takes.select("topic", "k", "y", "take_must"), ["topic", "k"])
+        .where((F.col("give_must") | F.col("take_must")) & (F.col("x") != F.col("y")))
+    )
+    # Bound the join below: a receiver swaps with a few brokers per round.
+    partners = Window.partitionBy("y").orderBy(F.xxhash64("x", "y", F.lit(round_number)), "x")
+    pairs = (
+        units.select("x", "y").distinct().withColumn("n", F.row_number().over(partners))
+        .where(F.col("n") <= PARTNERS_PER_ROUND).drop("n")
+    )  # fmt: skip
+    routes = units.select("topic", "x", "y").distinct().join(pairs, ["x", "y"])
+    movable = _movable(current, excluded)
+    held = current.select("topic", "partition", F.col("broker").alias("holder"))
+    # Leg a: one of the topic's replicas on x that y does not hold.
+    outgoing = Window.partitionBy("topic", "x", "y").orderBy(
+        (F.col("position") == 0).asc(),
+        F.xxhash64("topic", "partition", "y", F.lit(round_number)),
+        "partition",
+    )  # followers first, as plan_counts
+    a_side = (
+        movable.withColumnRenamed("broker", "x")
+        .join(routes, ["topic", "x"])
+        .join(held.withColumnRenamed("holder", "y"), ["topic", "partition", "y"], "left_anti")
+        .withColumn("i", F.row_number().over(outgoing))
+        .where(F.col("i") == 1)
+        .select(F.col("topic").alias("a_topic"), F.col("partition").alias("a_partition"),
+                F.col("position").alias("a_position"), "x", "y")
+    )  # fmt: skip
+    # Leg b: a replica on y of a topic that may leave y and join x.
+    room = counts.select(
+        "topic", F.col("broker").alias("x"), (F.col("c") < F.col("high")).alias("x_room"),
+        (F.col("c") < F.col("low")).alias("x_short"),
+    )  # fmt: skip
+    spare = counts.select(
+        "topic", F.col("broker").alias("y"), (F.col("c") > F.col("low")).alias("y_spare"),
+        (F.col("c") > F.col("high")).alias("y_over"),
+    )  # fmt: skip
+    ranked = Window.partitionBy("x", "y").orderBy(
+        (F.col("y_over") | F.col("x_short")).desc(), (F.col("position") == 0).asc(),
+        F.xxhash64("topic", "partition", "x", F.lit(round_number)), "topic", "partition",
+    )  # fmt: skip
+    b_side = (
+        movable.withColumnRenamed("broker", "y")
+        .join(F.broadcast(pairs), "y")
+        .join(held.withColumnRenamed("holder", "x"), ["topic", "partition", "x"], "left_anti")
+        .join(spare.where("y_spare"), ["topic", "y"])
+        .join(room.where("x_room"), ["topic", "x"])
+        .withColumn("j", F.row_number().over(ranked))
+        .select(F.col("topic").alias("b_topic"), F.col("partition").alias("b_partition"),
+                F.col("position").alias("b_position"), "x", "y", "j")
+    )  # fmt: skip
+    # The pair's k-th leg a meets its (k + shift)-th leg b; another topic only.
+    a_ranked = a_side.withColumn(
+        "j", F.row_number().over(Window.partitionBy("x", "y").orderBy(*IDENT[:3])) + shift
+    )
+    return (
+        a_ranked.join(b_side, ["x", "y", "j"])
+        .where(F.col("a_topic") != F.col("b_topic"))
+        .withColumn("priority", F.xxhash64(*IDENT, F.lit(round_number)))
+        .drop("j")
+    )
+
+
+def _within_topic_bands(swaps: DataFrame, counts: DataFrame) -> DataFrame:
+    """Swaps whose topic moves, together with the others accepted, keep every topic's count on
+    every broker within its band (or no further out): a (topic, broker) gives at most c - low
+    and takes at most high - c in a round. A swap within one topic changes no count."""
+    from pyspark.sql import functions as F
+
+    moving = swaps.where(F.col("a_topic") != F.col("b_topic"))
+    legs = (
+        moving.select(*IDENT, "priority", F.col("a_topic").alias("topic"),
+                      F.col("x").alias("broker"), F.lit(-1).alias("d"))
+        .unionByName(moving.select(*IDENT, "priority", F.col("a_topic").alias("topic"),
+                                   F.col("y").alias("broker"), F.lit(1).alias("d")))
+        .unionByName(moving.select(*IDENT, "priority", F.col("b_topic").alias("topic"),
+                                   F.col("y").alias("broker"), F.lit(-1).alias("d")))
+        .unionByName(moving.select(*IDENT, "priority", F.col("b_topic").alias("topic"),
+                                   F.col("x").alias("broker"), F.lit(1).alias("d")))
+        .join(counts, ["topic", "broker"])
+        .withColumn("cap", F.when(F.col("d") < 0, F.col("c") - F.col("low"))
+                    .otherwise(F.col("high") - F.col("c")))
+        .withColumn("key", F.concat_ws("|", F.col("topic"), F.col("broker"), F.col("d")))
+    )  # fmt: skip
+    return _limited(swaps, legs)
+
+
+def _disk_guard(spark: SparkSession, swaps: DataFrame, loads: Mapping[int, int]) -> DataFrame:
+    """Swaps after which both brokers' bytes are in the disk band or no further from the mean
+    (DiskUsageDistribution came first)."""
+    from pyspark.sql import functions as F
+
+    total, n = sum(loads.values()), len(loads)
+    low, high = disk_band(total, n)
+    mean = total / n
+    table = spark.createDataFrame(sorted(loads.items()), "broker int, load long")
+
+    def ok(load: Column, change: Column) -> Column:
+        after = load + change
+        return ((after >= low) & (after <= high)) | (F.abs(after - mean) <= F.abs(load - mean))
+
+    x_load = table.select(F.col("broker").alias("x"), F.col("load").alias("x_load"))
+    y_load = table.select(F.col("broker").alias("y"), F.col("load").alias("y_load"))
+    return (
+        swaps.join(F.broadcast(x_load), "x")
+        .join(F.broadcast(y_load), "y")
+        .where(ok(F.col("x_load"), -F.col("delta")) & ok(F.col("y_load"), F.col("delta")))
+        .drop("x_load", "y_load")
+    )
+
+
+# Disk
+
+
+def _loads(current: DataFrame, sizes: DataFrame, brokers: Sequence[int]) -> dict[int, int]:
+    """Bytes per eligible broker: the only figures that reach the driver."""
+    from pyspark.sql import functions as F
+
+    rows = (
+        current.join(sizes, ["topic", "partition"])
+        .groupBy("broker")
+        .agg(F.sum("size").alias("bytes"))
+        .collect()
+    )
+    loads = {b: 0 for b in brokers}
+    for row in rows:
+        if row["broker"] in loads:
+            loads[row["broker"]] = int(row["bytes"])
+    return loads
+
+
+def _sized(swaps: DataFrame, sizes: DataFrame) -> DataFrame:
+    """Swaps with `delta`: the bytes x gives beyond what it takes."""
+    from pyspark.sql import functions as F
+
+    a = sizes.select(F.col("topic").alias("a_topic"), F.col("partition").alias("a_partition"),
+                     F.col("size").alias("a_size"))  # fmt: skip
+    b = sizes.select(F.col("topic").alias("b_topic"), F.col("partition").alias("b_partition"),
+                     F.col("size").alias("b_size"))  # fmt: skip
+    return (
+        swaps.join(a, ["a_topic", "a_partition"])
+        .join(b, ["b_topic", "b_partition"])
+        .withColumn("delta", F.col("a_size") - F.col("b_size"))
+        .drop("a_size", "b_size")
+    )
+
+
+def disk_routes(
+    loads: Mapping[int, int],
+    brokers: Sequence[int],
+    give: Mapping[int, int],
+    take: Mapping[int, int],
+    *,
+    wide: bool = False,
+) -> list[tuple[int, int, int, int]]:
+    """(x, y, quota, limit) of each route (pure). One partner per broker, the largest amounts
+    together: a broker's bytes through one route take fewer, larger swaps than spread over
+    several; `wide` (after a round that found nothing), the amounts meet as replica surpluses
+    do in `quotas`, each broker with several partners. A route may go past its quota, up to
+    its limit, by its share of what lies between its brokers' amounts and the mean, so that a
+    swap a little larger than the quota still fits while no broker crosses the mean."""
+    mean = sum(loads[b] for b in brokers) / len(brokers)
+    if wide:
+        routes = quotas(give, take)
+    else:
+        donors = sorted(give, key=lambda b: (-give[b], b))
+        takers = sorted(take, key=lambda b: (-take[b], b))
+        routes = [(x, y, min(give[x], take[y])) for x, y in zip(donors, takers, strict=False)]
+    out_of = {x: sum(1 for r in routes if r[0] == x) for x in give}
+    into = {y: sum(1 for r in routes if r[1] == y) for y in take}
+    out = []
+    for x, y, quota in routes:
+        x_slack = (math.floor(loads[x] - mean) - give[x]) // out_of[x]
+        y_slack = (math.floor(mean - loads[y]) - take[y]) // into[y]
+        out.append((x, y, quota, quota + max(0, min(x_slack, y_slack))))
+    return out
+
+
+def _disk_swaps(spark: SparkSession, current: DataFrame, sizes: DataFrame,
+                routes: list[tuple[int, int, int, int]], round_number: int, width: int,
+                excluded: str | None, counts: DataFrame | None) -> DataFrame:  # fmt: skip
+    """Candidate swaps along each route (x, y, quota, limit): x's replicas that y does not
+    hold, the heaviest first, meet y's that x does not hold, the lightest first, rank against
+    rank (and up to `width` ranks either side); the differences so run from the largest down,
+    through about every size a quota may want. Only swaps within the limit, and with `counts`
+    (TopicReplicaDistribution came first) only those each of whose topic moves its band allows
+    alone (what swaps together allow is `_within_topic_bands`'s)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    table = spark.createDataFrame(routes, "x int, y int, quota long, limit long")
+    movable = _movable(current, excluded).join(sizes, ["topic", "partition"])
+    held = current.select("topic", "partition", F.col("broker").alias("holder"))
+    salt = F.xxhash64("topic", "partition", F.lit(round_number))
+
+    def side(broker: str, other: str, heaviest: bool) -> DataFrame:
+        order = F.desc("size") if heaviest else F.asc("size")
+        rank = Window.partitionBy("x", "y").orderBy(order, salt, "topic", "partition")
+        out = (
+            movable.withColumnRenamed("broker", broker)
+            .join(F.broadcast(table), broker)
+            .join(held.withColumnRenamed("holder", other), ["topic", "partition", other],
+                  "left_anti")
+            .withColumn("i", F.row_number().over(rank))
+        )  # fmt: skip
+        if counts is None:
+            return out.withColumn("bands", F.lit(True))
+        # The topic may leave `broker` (count above the band's floor) and join `other`.
+        leaves = counts.select(
+            "topic", F.col("broker").alias(broker), (F.col("c") > F.col("low")).alias("leaves")
+        )
+        joins = counts.select(
+            "topic", F.col("broker").alias(other), (F.col("c") < F.col("high")).alias("joins")
+        )
+        return (
+            out.join(leaves, ["topic", broker]).join(joins, ["topic", other])
+            .withColumn("bands", F.col("leaves") & F.col("joins")).drop("leaves", "joins")
+        )  # fmt: skip
+
+    a_side = side("x", "y", heaviest=True).select(
+        F.col("topic").alias("a_topic"), F.col("partition").alias("a_partition"),
+        F.col("position").alias("a_position"), F.col("size").alias("a_size"), "x", "y", "quota",
+        "limit", F.col("bands").alias("a_bands"),
+        F.explode(F.sequence(F.col("i") - width, F.col("i") + width)).alias("i"),
+    )  # fmt: skip
+    b_side = side("y", "x", heaviest=False).select(
+        F.col("topic").alias("b_topic"), F.col("partition").alias("b_partition"),
+        F.col("position").alias("b_position"), F.col("size").alias("b_size"), "x", "y", "i",
+        F.col("bands").alias("b_bands"),
+    )  # fmt: skip
+    # Each replica of x keeps its partner moving the most bytes, then each replica of y its
+    # suitor moving the most: a greedy matching, so that overlapping pairs do not all lose.
+    best_b = Window.partitionBy("x", "y", "a_topic", "a_partition").orderBy(
+        F.desc("delta"), "b_topic", "b_partition"
+    )
+    best_a = Window.partitionBy("x", "y", "b_topic", "b_partition").orderBy(
+        F.desc("delta"), "a_topic", "a_partition"
+    )
+    return (
+        a_side.join(b_side, ["x", "y", "i"])
+        .withColumn("delta", F.col("a_size") - F.col("b_size"))
+        .where((F.col("delta") > 0) & (F.col("delta") <= F.col("limit")))
+        .where((F.col("a_topic") == F.col("b_topic")) | (F.col("a_bands") & F.col("b_bands")))
+        .withColumn("n", F.row_number().over(best_b)).where(F.col("n") == 1)
+        .withColumn("n", F.row_number().over(best_a)).where(F.col("n") == 1)
+        .withColumn("priority", -F.col("delta"))
+        .drop("i", "n", "a_size", "b_size", "a_bands", "b_bands")
+    )  # fmt: skip
+
+
+# Shared
+
+
+def _cut(frame: DataFrame) -> DataFrame:
+    """The candidates computed once: each step below reads them several times, and without a
+    cut their plan would be copied into every read, multiplying at each step."""
+    return frame.localCheckpoint()
+
+
+def _legal(spark: SparkSession, swaps: DataFrame, current: DataFrame,
+           racks: Mapping[int, str] | None, brokers: Sequence[int]) -> DataFrame:  # fmt: skip
+    """Swaps both of whose legs are legal: the receiver does not hold the partition, and its
+    rack may take one more replica of it (the leaving replica's place freed)."""
+    from pyspark.sql import functions as F
+
+    held = current.select("topic", "partition", F.col("broker").alias("holder"))
+    legs = (("a_topic", "a_partition", "x", "y"), ("b_topic", "b_partition", "y", "x"))
+    for topic, partition, _donor, receiver in legs:
+        swaps = swaps.join(
+            held.withColumnRenamed("topic", topic).withColumnRenamed("partition", partition)
+            .withColumnRenamed("holder", receiver),
+            [topic, partition, receiver], "left_anti",
+        )  # fmt: skip
+    if racks:
+        rack_table = spark.createDataFrame(sorted(racks.items()), "broker int, rack string")
+        eligible_racks = len({racks[b] for b in brokers if b in racks})
+        for topic, partition, donor, receiver in legs:
+            leg = swaps.select(
+                *IDENT, F.col(topic).alias("topic"), F.col(partition).alias("partition"),
+                F.col(donor).alias("broker"), F.col(receiver).alias("receiver"),
+            )  # fmt: skip
+            ok = _rack_legal(leg, current, rack_table, eligible_racks).select(*IDENT)
+            swaps = swaps.join(ok, list(IDENT), "left_semi")
+    return swaps
+
+
+def _one_each(swaps: DataFrame, keys: Sequence[tuple[str, ...]]) -> DataFrame:
+    """At most one swap per key (a tag and columns, e.g. a partition): of the swaps sharing
+    one, the first by priority stays."""
+    from pyspark.sql import functions as F
+
+    legs = None
+    for tag, *columns in keys:
+        leg = swaps.select(*IDENT, "priority", F.lit(1).alias("cap"),
+                           F.concat_ws("|", F.lit(tag), *columns).alias("key"))  # fmt: skip
+        legs = leg if legs is None else legs.unionByName(leg)
+    return swaps if legs is None else _limited(swaps, legs)
+
+
+def _limited(swaps: DataFrame, legs: DataFrame) -> DataFrame:
+    """Drops every swap holding a key beyond the key's `cap` (by priority): what is dropped now
+    may be proposed again next round."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = Window.partitionBy("key").orderBy("priority", *IDENT)
+    over = (
+        legs.withColumn("rank", F.row_number().over(order))
+        .where(F.col("rank") > F.col("cap"))
+        .select(*IDENT)
+        .distinct()
+    )
+    return swaps.join(over, list(IDENT), "left_anti")
+
+
+def _apply(current: DataFrame, swaps: DataFrame) -> DataFrame:
+    """The replica table with both legs of every swap done (each replica keeps its position)."""
+    from pyspark.sql import functions as F
+
+    moves = swaps.select(
+        F.col("a_topic").alias("topic"), F.col("a_partition").alias("partition"),
+        F.col("a_position").alias("position"), F.col("y").alias("new_broker"),
+    ).unionByName(swaps.select(
+        F.col("b_topic").alias("topic"), F.col("b_partition").alias("partition"),
+        F.col("b_position").alias("position"), F.col("x").alias("new_broker"),
+    ))  # fmt: skip
+    updated = (
+        current.join(moves, ["topic", "partition", "position"], "left")
+        .select("topic", "partition", "position",
+                F.coalesce("new_broker", "broker").alias("broker"))
+        .localCheckpoint()
+    )  # fmt: skip
+    current.unpersist()
+    return updated.cache()

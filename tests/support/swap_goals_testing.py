@@ -1,0 +1,97 @@
+"""Shared by the swap goals' tests: the goals' figures computed independently of the planners,
+and grown clusters with partition sizes."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
+from kafka_topic_operator.rebalance.goals import disk_balanced, disk_load_ok, topic_band
+from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack
+from kafka_topic_operator.rebalance.samples import grown_cluster
+
+Assignment = Mapping[TopicPartition, tuple[int, ...]]
+Sizes = Mapping[TopicPartition, int]
+
+
+def loads(assignment: Assignment, sizes: Sizes, brokers: tuple[int, ...]) -> Counter[int]:
+    held = Counter({b: 0 for b in brokers})
+    for tp, replicas in assignment.items():
+        held.update({b: sizes[tp] for b in replicas if b in held})
+    return held
+
+
+def topic_misses(assignment: Assignment, brokers: tuple[int, ...]) -> dict[tuple[str, int], int]:
+    """How far each topic's count on each broker is outside the topic's band."""
+    counts: dict[str, Counter[int]] = {}
+    for tp, replicas in assignment.items():
+        counts.setdefault(tp.topic, Counter()).update(b for b in replicas if b in brokers)
+    out = {}
+    for topic, held in counts.items():
+        low, high = topic_band(held.total(), len(brokers))
+        out.update({(topic, b): max(held[b] - high, low - held[b], 0) for b in brokers})
+    return out
+
+
+def rack_legal(model: ClusterModel, replicas: tuple[int, ...], brokers: tuple[int, ...]) -> bool:
+    racks = len({model.rack_of(b) for b in brokers})
+    per_rack = Counter(model.rack_of(b) for b in replicas)
+    return max(per_rack.values()) <= max_per_rack(len(replicas), racks)
+
+
+def met(goal: str, assignment: Assignment, sizes: Sizes, brokers: tuple[int, ...]) -> bool:
+    if goal == TOPICS:
+        return not any(topic_misses(assignment, brokers).values())
+    return disk_balanced(loads(assignment, sizes, brokers), brokers)
+
+
+def topic_counts(assignment: Assignment, brokers: tuple[int, ...]) -> dict[str, Counter[int]]:
+    counts: dict[str, Counter[int]] = {}
+    for tp, replicas in assignment.items():
+        counts.setdefault(tp.topic, Counter()).update(b for b in replicas if b in brokers)
+    return counts
+
+
+def no_further(goal: str, found: Assignment, now: Assignment, sizes: Sizes,
+               brokers: tuple[int, ...]) -> bool:  # fmt: skip
+    """Whether nothing is further from the goal's band in `now` than in `found`: each topic's
+    count on each broker between the band and where it was (never further out, never past the
+    band's other edge); no broker's bytes out of the band unless nearer the mean than they
+    were."""
+    if goal == TOPICS:
+        before, after = topic_counts(found, brokers), topic_counts(now, brokers)
+        for topic, held in before.items():
+            low, high = topic_band(held.total(), len(brokers))
+            for b in brokers:
+                if not min(held[b], low) <= after[topic][b] <= max(held[b], high):
+                    return False
+        return True
+    old, new = loads(found, sizes, brokers), loads(now, sizes, brokers)
+    total = sum(old.values())
+    return all(disk_load_ok(old[b], new[b] - old[b], total, len(brokers)) for b in brokers)
+
+
+def grown_with_sizes(seed: int) -> tuple[ClusterModel, tuple[int, ...], dict[TopicPartition, int]]:
+    old, new = ((5, 1), (6, 2), (9, 3), (12, 4))[seed % 4]
+    model, brokers = grown_cluster(seed, old, new, topics=(3, 10), partitions=(1, 20))
+    rng = random.Random(seed)
+    sizes = {tp: int(rng.lognormvariate(20, 0.7)) for tp in sorted(model.assignment)}
+    return model, brokers, sizes
+
+
+def to_frame(spark: Any, assignment: Assignment) -> Any:
+    rows = [(tp.topic, tp.partition, i, b) for tp, replicas in sorted(assignment.items())
+            for i, b in enumerate(replicas)]  # fmt: skip
+    return spark.createDataFrame(rows, "topic string, partition int, position int, broker int")
+
+
+def from_frame(frame: Any) -> dict[TopicPartition, tuple[int, ...]]:
+    by_partition: dict[TopicPartition, dict[int, int]] = {}
+    for row in frame.collect():
+        tp = TopicPartition(row.topic, row.partition)
+        by_partition.setdefault(tp, {})[row.position] = row.broker
+    return {tp: tuple(p[i] for i in sorted(p)) for tp, p in by_partition.items()}
