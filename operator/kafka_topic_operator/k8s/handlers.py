@@ -188,7 +188,8 @@ def _reconcile(
 ) -> None:
     annotations = meta.get("annotations") or {}
     generation = int(meta.get("generation") or 0)
-    zk = runtime().zk
+    rt = runtime()
+    zk = rt.zk
     if annotations.get(PAUSE) == "true":
         paused = Condition("Unknown", "ReconciliationPaused", f'{PAUSE} is "true"')
         _set_condition(patch, status, meta, paused)
@@ -203,7 +204,6 @@ def _reconcile(
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
-    rt = runtime()
     step = reconcile_topic(zk, name, spec, managed_topic=status.get("topicName"),
                            brokers=rt.brokers)  # fmt: skip
     if step.snapshot is not None:
