@@ -215,7 +215,7 @@ def test_leader_and_isr_states_shared_by_brokers_encode_as_each_alone() -> None:
     # One partition state goes to every broker holding a replica: encoded once, spliced into
     # each request, the bytes are those of encoding each request alone.
     shared = LEADER_AND_ISR.partition_states[0]
-    other = dataclasses.replace(shared, partition=1, is_new=False)
+    other = shared._replace(partition=1, is_new=False)
     batch = [
         dataclasses.replace(LEADER_AND_ISR, broker_epoch=1, partition_states=(shared, other)),
         dataclasses.replace(LEADER_AND_ISR, broker_epoch=2, partition_states=(other,)),

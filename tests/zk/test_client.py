@@ -86,6 +86,48 @@ def test_reads_with_a_watch_set_it(zk: ZkClient) -> None:
     eventually(lambda: len(fired) == 2, "the creation watch to fire", timeout=10)
 
 
+def test_watches_fire_once_per_change_and_for_deletion(zk: ZkClient) -> None:
+    zk.create("/a", b"0")
+    zk.create("/b", b"0")
+    fired: list[tuple[str, str]] = []
+    zk.get_many(["/a", "/b"], watch=lambda e: fired.append((e.type, e.path)))
+    zk.set("/a", b"1")
+    zk.set("/a", b"2")  # a watch fires once: the second change is seen by the next read
+    zk.delete("/b")
+    eventually(lambda: len(fired) == 2, "both watches to fire", timeout=10)
+    assert sorted(fired) == [("CHANGED", "/a"), ("DELETED", "/b")]
+
+
+def test_watches_set_after_a_change_fire_at_once(zk: ZkClient) -> None:
+    """A change between the zxid the watches are relative to and the SetWatches request (a
+    change the caller may not have read) fires the watch at once, as does a missing znode
+    that exists by then; one untouched since waits."""
+    zk.create("/kept", b"0")
+    zk.create("/changed", b"0")
+    since = zk.raw.last_zxid
+    zk.set("/changed", b"1")
+    zk.create("/appeared", b"")
+    fired: list[tuple[str, str]] = []
+    zk.set_watches(
+        since, ["/kept", "/changed"], ["/appeared"], lambda e: fired.append((e.type, e.path))
+    )
+    eventually(lambda: len(fired) == 2, "the watches on changed znodes to fire", timeout=10)
+    assert sorted(fired) == [("CHANGED", "/changed"), ("CREATED", "/appeared")]
+    zk.set("/kept", b"1")
+    eventually(lambda: len(fired) == 3, "the watch on the untouched znode to fire", timeout=10)
+
+
+def test_watches_on_many_znodes_span_several_requests(zk: ZkClient) -> None:
+    paths = [f"/many/{'x' * 200}-{i}" for i in range(1_500)]  # > 128 KiB of paths
+    zk.ensure_path("/many")
+    zk.multi([Create(p, b"") for p in paths])
+    fired: list[str] = []
+    zk.get_many(paths, watch=lambda e: fired.append(e.path))
+    zk.multi([SetData(p, b"1") for p in (paths[0], paths[-1])])
+    eventually(lambda: len(fired) == 2, "the first and the last watch to fire", timeout=10)
+    assert sorted(fired) == sorted([paths[0], paths[-1]])
+
+
 def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClient) -> None:
     zk.create("/controller_epoch", b"1")
     fence = Fence(epoch_zk_version=0)

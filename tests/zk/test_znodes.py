@@ -1264,3 +1264,52 @@ def test_producer_id_block_round_trip(broker_id: int, start: int, size: int) -> 
     block = ProducerIdBlock(broker_id, start, start + size)
     path = z.PRODUCER_ID_BLOCK_PATH
     assert z.decode_producer_id_block(path, z.encode_producer_id_block(block)) == block
+
+
+# JSON values shaped like topic znodes, odd ones included: keys that are not plain digits,
+# replicas that are not 32-bit ints, adding/removing maps of every type.
+_json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**32), 2**32)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["", "1", "x"])
+)
+_partition_keys = st.sampled_from(["0", "1", "07", "12", "-1", "+1", "٣", "1234567890", "x", ""])
+_replica_values = st.lists(st.integers(-3, 3) | _json_scalars, max_size=4) | _json_scalars
+_partition_maps = st.dictionaries(_partition_keys, _replica_values, max_size=4)
+_topic_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "version": st.integers(1, 3),
+        "partitions": _partition_maps | _json_scalars,
+        "adding_replicas": _partition_maps | _json_scalars,
+        "removing_replicas": _partition_maps | _json_scalars,
+    },
+)
+
+
+@given(_topic_fields)
+def test_topic_plain_path_agrees_with_the_general_one(fields: dict[str, object]) -> None:
+    data = json.dumps(fields).encode()
+    fast = z._plain_partitions(json.loads(data))
+    try:
+        general: object = z._partitions(z._root(TOPIC_PATH, data))
+    except z.ZNodeDataError as e:
+        general = e
+    if fast is not None:  # where the plain path answers, it answers as the general one does
+        assert fast == general
+    try:
+        decoded: object = z.decode_topic(TOPIC_PATH, data).partitions
+    except z.ZNodeDataError as e:
+        decoded = e
+    assert str(decoded) == str(general)
+
+
+@given(st.dictionaries(partitions_, replica_lists, max_size=6), st.none() | topic_ids)
+def test_topic_znodes_kafka_writes_take_the_plain_path(
+    replicas: dict[int, list[int]], topic_id: str | None
+) -> None:
+    partitions = {p: ReplicaAssignment.of(r) for p, r in replicas.items()}
+    data = json.loads(z.encode_topic(partitions, topic_id))
+    assert z._plain_partitions(data) == partitions

@@ -55,7 +55,8 @@ class ControllerContext:
         return [TopicPartition(t, p) for t, parts in self.assignments.items() for p in parts]
 
     def assignment(self, tp: TopicPartition) -> ReplicaAssignment | None:
-        return self.assignments.get(tp.topic, {}).get(tp.partition)
+        partitions = self.assignments.get(tp.topic)
+        return None if partitions is None else partitions.get(tp.partition)
 
     def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
         assignment = self.assignment(tp)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final
 
 from kafka_topic_operator.controller.context import ControllerContext
@@ -115,8 +115,9 @@ class RequestBatch:
                 continue
             per_broker = self._leader_and_isr.setdefault(broker, {})
             already_new = (old := per_broker.get(tp)) is not None and old.is_new
-            per_broker[tp] = replace(state, is_new=True) if already_new and not is_new else state
-        self.add_update_metadata(self.ctx.live_brokers, [tp])
+            per_broker[tp] = state._replace(is_new=True) if already_new and not is_new else state
+        self._update_metadata_brokers.update(self.ctx.live_brokers)
+        self._add_update_metadata(tp, self.ctx.live_brokers.keys() - self.ctx.shutting_down)
 
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
         if tp.topic in self.ctx.topics_to_be_deleted:
@@ -138,32 +139,33 @@ class RequestBatch:
         self, brokers: Iterable[int], partitions: Iterable[TopicPartition]
     ) -> None:
         self._update_metadata_brokers.update(b for b in brokers if b >= 0)
-        # Replicas on brokers that are not live or are shutting down are offline.
         online = self.ctx.live_brokers.keys() - self.ctx.shutting_down
         for tp in partitions:
-            leadership = self.ctx.leadership.get(tp)
-            if leadership is None:
-                log.debug(
-                    "Leader not yet assigned for partition %s. Skip sending UpdateMetadata", tp
-                )
-                continue
-            replicas = self.ctx.replicas(tp)
-            lai = leadership.leader_and_isr
-            if tp.topic in self.ctx.topics_to_be_deleted:
-                lai = LeaderAndIsr.during_delete(lai.isr)
-            self._update_metadata[tp] = bc.UpdateMetadataPartitionState(
-                topic=tp.topic,
-                partition=tp.partition,
-                controller_epoch=leadership.controller_epoch,
-                leader=lai.leader,
-                leader_epoch=lai.leader_epoch,
-                isr=lai.isr,
-                zk_version=lai.partition_epoch,
-                replicas=replicas,
-                offline_replicas=()
-                if online.issuperset(replicas)
-                else tuple(r for r in replicas if r not in online),
-            )
+            self._add_update_metadata(tp, online)
+
+    def _add_update_metadata(self, tp: TopicPartition, online: set[int]) -> None:
+        # Replicas on brokers that are not live or are shutting down are offline.
+        leadership = self.ctx.leadership.get(tp)
+        if leadership is None:
+            log.debug("Leader not yet assigned for partition %s. Skip sending UpdateMetadata", tp)
+            return
+        replicas = self.ctx.replicas(tp)
+        lai = leadership.leader_and_isr
+        if tp.topic in self.ctx.topics_to_be_deleted:
+            lai = LeaderAndIsr.during_delete(lai.isr)
+        self._update_metadata[tp] = bc.UpdateMetadataPartitionState(
+            topic=tp.topic,
+            partition=tp.partition,
+            controller_epoch=leadership.controller_epoch,
+            leader=lai.leader,
+            leader_epoch=lai.leader_epoch,
+            isr=lai.isr,
+            zk_version=lai.partition_epoch,
+            replicas=replicas,
+            offline_replicas=()
+            if online.issuperset(replicas)
+            else tuple(r for r in replicas if r not in online),
+        )
 
     # ---- sending ---------------------------------------------------------------------------------
 

@@ -36,6 +36,8 @@ from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 from kafka_topic_operator.kafka.errors import ControllerMovedException
 from kafka_topic_operator.zk import transaction as tx
 from kafka_topic_operator.zk.multi_read import GET_CHILDREN, GET_DATA, MultiRead, ReadResult
+from kafka_topic_operator.zk.poll_handler import PollThreadingHandler
+from kafka_topic_operator.zk.set_watches import SetWatches, set_watches_requests
 
 log = logging.getLogger(__name__)
 
@@ -241,6 +243,7 @@ class ZkClient:
             default_acl=acl,
             connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
             command_retry=None,
+            handler=PollThreadingHandler(),
         )
         self.hosts = hosts
         self._sasl_user = credentials.user if sasl and credentials is not None else None
@@ -307,27 +310,55 @@ class ZkClient:
     def get_many(
         self, paths: Iterable[str], watch: Callable[[Any], None] | None = None
     ) -> list[Node | None]:
-        """Pipelined reads: every request is sent before the first answer is awaited. Without a
-        watch they go as multiRead batches (ZooKeeper 3.6+), one request per batch. With one,
-        the watch is set by an `exists` per znode (as Kafka's registerZNodeChangeHandler does:
-        it also fires when a missing znode appears), sent first, and the data read by multiRead:
-        the session answers in order, so the caller waits for one answer, not one per znode."""
+        """Pipelined reads: every request is sent before the first answer is awaited. They go
+        as multiRead batches (ZooKeeper 3.6+), one request per batch. With a watch, it is set
+        on every path as Kafka's registerZNodeChangeHandler does (it fires on a change, a
+        deletion, or the creation of a znode that was missing), by one SetWatches request per
+        batch relative to the last zxid seen before the read: no change after the read is
+        missed, and no `exists` per znode is needed."""
         paths = list(paths)
         if watch is None:
             return self.read_many(data=paths)[0]
         self._require_connection()
-        if not self._multi_read_supported:
-            pending = [(p, self._kazoo.get_async(p, watch=watch)) for p in paths]
-            answers = [self._answer(p, GET_DATA, r, watch) for p, r in pending]
-            return cast("list[Node | None]", answers)
-        watches = [(p, self._kazoo.exists_async(p, watch=watch)) for p in paths]
+        since = self._kazoo.last_zxid
         nodes = self.read_many(data=paths)[0]
-        for path, result in watches:
-            try:
-                result.get()  # answered before the multiRead was: no wait
-            except KazooException:
-                self.exists(path, watch=watch)  # connection trouble: set it again
+        self.set_watches(
+            since,
+            [p for p, n in zip(paths, nodes, strict=True) if n is not None],
+            [p for p, n in zip(paths, nodes, strict=True) if n is None],
+            watch,
+        )
         return nodes
+
+    def set_watches(
+        self, since: int, data: Sequence[str], exist: Sequence[str], watch: Callable[[Any], None]
+    ) -> None:
+        """`watch` on the data of `data` (modified after zxid `since` or gone: it fires at
+        once) and on the creation of `exist` (existing already: it fires at once)."""
+        chroot = self._kazoo.chroot
+        full_data = [_prefix_root(chroot, p) for p in data]
+        full_exist = [_prefix_root(chroot, p) for p in exist]
+        # In kazoo's table first: the server may fire a watch as soon as it reads the request.
+        watchers = self._kazoo._data_watchers
+        for path in (*full_data, *full_exist):
+            watchers[path].add(watch)
+        pending = []
+        for request in set_watches_requests(since, full_data, full_exist):
+            result = self._kazoo.handler.async_result()
+            self._kazoo._call(request, result)
+            pending.append((request, result))
+        for request, result in pending:
+            try:
+                result.get()
+            except KazooException:
+                # Connection trouble: set them again once the session is back (relative to the
+                # same zxid, so nothing that changed meanwhile is missed).
+                self._call(self._set_watches_now, request)
+
+    def _set_watches_now(self, request: SetWatches) -> None:
+        result = self._kazoo.handler.async_result()
+        self._kazoo._call(request, result)
+        result.get()
 
     def children_many(self, paths: Iterable[str]) -> list[list[str] | None]:
         return self.read_many(children=list(paths))[1]

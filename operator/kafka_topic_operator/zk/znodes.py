@@ -662,6 +662,34 @@ def _replica_lists(root: _Reader, key: str) -> Callable[[str], list[int]]:
     return lookup
 
 
+def _plain_partitions(fields: object) -> dict[int, ReplicaAssignment] | None:
+    """The partitions of a topic znode that is not being reassigned and whose keys and
+    replicas are plain (digits only, 32-bit ints), or None for the general path. A controller
+    reads every topic znode on failover and on each creation, so the common case skips the
+    readers that only matter for an error message."""
+    assert isinstance(fields, dict)  # _root checked it
+    for key in ("adding_replicas", "removing_replicas"):
+        moving = fields.get(key, {})
+        if type(moving) is not dict or moving:
+            return None
+    raw = fields.get("partitions")
+    if type(raw) is not dict:
+        return None if "partitions" in fields else {}
+    out: dict[int, ReplicaAssignment] = {}
+    for key, replicas in raw.items():
+        # ASCII digits only: what Integer.parseInt reads as a non-negative number.
+        if not (key.isascii() and key.isdigit() and len(key) <= 10) or type(replicas) is not list:
+            return None
+        partition = int(key)
+        if partition > _INT_MAX:
+            return None
+        for r in replicas:
+            if type(r) is not int or not _INT_MIN <= r <= _INT_MAX:
+                return None
+        out[partition] = ReplicaAssignment(tuple(replicas))
+    return out
+
+
 def decode_topic(path: str, data: bytes | None) -> TopicZNodeData:
     """TopicZNode.decode: version ignored; topic_id, adding_replicas, removing_replicas and
     partitions are all optional."""
@@ -673,6 +701,13 @@ def decode_topic(path: str, data: bytes | None) -> TopicZNodeData:
             topic_id = str(Uuid.from_string(raw_id.string()))
         except IllegalArgumentException as e:
             raise raw_id.fail(str(e)) from e
+    fast = _plain_partitions(root.value)
+    if fast is not None:
+        return TopicZNodeData(topic_id, fast)
+    return TopicZNodeData(topic_id, _partitions(root))
+
+
+def _partitions(root: _Reader) -> dict[int, ReplicaAssignment]:
     adding = _replica_lists(root, "adding_replicas")
     removing = _replica_lists(root, "removing_replicas")
     partitions: dict[int, ReplicaAssignment] = {}
@@ -682,7 +717,7 @@ def decode_topic(path: str, data: bytes | None) -> TopicZNodeData:
             partitions[_partition_number(replicas, key)] = ReplicaAssignment.of(
                 replicas.int32_list(), adding(key), removing(key)
             )
-    return TopicZNodeData(topic_id, partitions)
+    return partitions
 
 
 # ---- /brokers/topics/<t>/partitions/<p>/state -------------------------------------------------
