@@ -589,3 +589,50 @@ def test_any_json_decodes_or_raises_znode_data_error(
         decode(REQ, json.dumps(content).encode())
     except ZNodeDataError as e:
         assert e.path == REQ
+
+
+# ---- compression -------------------------------------------------------------------------------
+
+
+def _large_leader_and_isr(partitions: int) -> LeaderAndIsrRequest:
+    state = LEADER_AND_ISR.partition_states[0]
+    return dataclasses.replace(
+        LEADER_AND_ISR,
+        partition_states=tuple(state._replace(partition=p) for p in range(partitions)),
+    )
+
+
+def test_large_requests_travel_compressed_and_read_back_the_same() -> None:
+    request = _large_leader_and_isr(2_000)
+    data = bc.encode_request(request)
+    packed = bc.pack(data)
+    assert len(data) > 100_000 and len(packed) < len(data) / 10  # the point of packing
+    assert packed[:1] == b"x"
+    assert bc.decode_request(REQ, packed) == bc.decode_request(REQ, data) == request
+    assert bc.decode_request_header(REQ, packed).correlation_id == request.correlation_id
+    small = bc.encode_request(_large_leader_and_isr(1))
+    assert bc.pack(small) == small  # small ones stay readable JSON
+
+
+@given(st.binary(max_size=5_000))
+def test_packing_is_lossless(data: bytes) -> None:
+    packed = bc.pack(b"{" + data)
+    assert bc.unpack(REQ, packed) == b"{" + data
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b"x not zlib", "not JSON and not a zlib stream"),
+        (bc.pack(b"{" + b" " * 10_000 + b"}")[:-8], "cut short"),
+    ],
+)
+def test_broken_compressed_requests_are_named(data: bytes, fragment: str) -> None:
+    with pytest.raises(bc.ZNodeDataError, match=fragment):
+        bc.decode_request(REQ, data)
+
+
+def test_a_compressed_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bc, "MAX_INFLATED_BYTES", 1_000)
+    with pytest.raises(bc.ZNodeDataError, match="inflates to more than 1000 bytes"):
+        bc.decode_request(REQ, bc.pack(b"{" + b" " * 5_000 + b"}"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_topic_operator.controller.channel_sender import Undelivered
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 
@@ -29,6 +30,13 @@ class Expire:
 @dataclass(frozen=True, slots=True)
 class ControllerChange:
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class RequestUndelivered:
+    """The request sender found no queue at a request's broker."""
+
+    lost: Undelivered
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +107,7 @@ ControllerEvent = (
     | Reelect
     | Expire
     | ControllerChange
+    | RequestUndelivered
     | BrokerChange
     | TopicChange
     | PartitionModifications

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_topic_operator.controller import events as ev
+from kafka_topic_operator.controller.channel_sender import ChannelSender
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.deletion_manager import DeletionManager
 from kafka_topic_operator.controller.leadership import (
@@ -84,7 +85,12 @@ class KafkaController:
             secure_acls=config.secure_acls,
         )
         self.ctx = ControllerContext()
-        self.batch = RequestBatch(self.ctx, self.zk, self.broker_id)
+        self.sender = ChannelSender(
+            self.zk,
+            lambda lost: self.put(ev.RequestUndelivered(lost)),
+            lambda: self.put(ev.ControllerChange()),
+        )
+        self.batch = RequestBatch(self.ctx, self.zk, self.broker_id, self.sender)
         self.partition_sm = PartitionStateMachine(
             self.ctx,
             self.zk,
@@ -134,6 +140,7 @@ class KafkaController:
     def start(self) -> None:
         self.zk.start(timeout=self.config.session_timeout)
         self.zk.add_state_listener(self._on_session_state)
+        self.sender.start()
         self._thread = threading.Thread(target=self._run, name="controller-event-thread")
         self._thread.start()
         self.put(ev.Startup())
@@ -143,6 +150,7 @@ class KafkaController:
         self.put(ev.ShutdownEventThread())
         if self._thread is not None:
             self._thread.join()
+        self.sender.stop()
         with contextlib.suppress(Exception):
             if self.is_active:
                 resign(self.zk)
@@ -176,7 +184,10 @@ class KafkaController:
             self.events_processed += 1 + len(self._coalesced)
             self._coalesced = []
             if held is None and self._queue.empty():
-                self.idle.set()
+                # Idle means the requests made are written too (nothing else to do meanwhile).
+                self.sender.flush()
+                if self._queue.empty():
+                    self.idle.set()
 
     def _following_partition_modifications(self) -> tuple[list[str], ev.ControllerEvent | None]:
         """The topics of the PartitionModifications events queued right behind one, and the
@@ -207,6 +218,8 @@ class KafkaController:
                 self._reelect()
             case ev.Expire():
                 self._on_expire()
+            case ev.RequestUndelivered(lost=lost):
+                self.batch.undelivered(lost)
             case ev.ControllerChange():
                 self._maybe_resign()
                 if not self.is_active and self.zk.get(znodes.CONTROLLER_PATH) is None:

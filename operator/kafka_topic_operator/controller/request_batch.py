@@ -13,6 +13,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from kafka_topic_operator.controller.channel_sender import (
+    ChannelSender,
+    Undelivered,
+    write_requests,
+)
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.zk_state import chunks
 from kafka_topic_operator.kafka.errors import IllegalStateException
@@ -25,7 +30,7 @@ from kafka_topic_operator.kafka.leader_and_isr import (
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import broker_channel as bc
-from kafka_topic_operator.zk.client import Create, Fence, ZkClient
+from kafka_topic_operator.zk.client import Fence, ZkClient
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +54,18 @@ class SentRequests:
 
 
 class RequestBatch:
-    def __init__(self, ctx: ControllerContext, zk: ZkClient, controller_id: int) -> None:
+    def __init__(
+        self,
+        ctx: ControllerContext,
+        zk: ZkClient,
+        controller_id: int,
+        sender: ChannelSender | None = None,
+    ) -> None:
+        """With a sender, `send` hands the requests over and returns at once; without, it
+        writes them before returning."""
         self.ctx = ctx
         self.zk = zk
+        self.sender = sender
         self.controller_id = controller_id
         self._leader_and_isr: dict[int, dict[TopicPartition, bc.LeaderAndIsrPartitionState]] = {}
         self._stop_replica: dict[int, dict[TopicPartition, bc.StopReplicaPartitionState]] = {}
@@ -227,28 +241,23 @@ class RequestBatch:
         return sent
 
     def _write(self, requests: Sequence[tuple[int, bc.Request]]) -> None:
-        if not requests:
-            return
-        encoded = bc.encode_requests([request for _, request in requests])
-        batches = [
-            [Create(bc.request_prefix(broker), data, sequence=True)]
-            for (broker, _), data in zip(requests, encoded, strict=True)
-        ]
         fence = Fence(self.ctx.epoch_zk_version)
-        for (broker, request), outcome in zip(
-            requests, self.zk.multi_many(batches, fence), strict=True
-        ):
-            if not isinstance(outcome, list):
-                # The broker's queue is gone (it never made one, or it was removed): the
-                # request is dropped, as a request to an unreachable broker is in Kafka.
-                log.warning(
-                    "Not sending %s request %d to broker %d: %s",
-                    request.TYPE,
-                    request.correlation_id,
-                    broker,
-                    outcome,
-                )
-                self.pending_stop_replica.pop(request.correlation_id, None)
+        if self.sender is not None:
+            self.sender.submit(requests, fence)
+            return
+        for lost in write_requests(self.zk, requests, fence):
+            self.undelivered(lost)
+
+    def undelivered(self, lost: Undelivered) -> None:
+        """The request is dropped, as a request to an unreachable broker is in Kafka."""
+        log.warning(
+            "Not sending %s request %d to broker %d: %s",
+            lost.request.TYPE,
+            lost.request.correlation_id,
+            lost.broker,
+            lost.reason,
+        )
+        self.pending_stop_replica.pop(lost.request.correlation_id, None)
 
     def _reachable(self, broker: int, what: str) -> bool:
         if broker in self.ctx.live_brokers:

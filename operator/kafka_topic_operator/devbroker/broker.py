@@ -39,6 +39,7 @@ from kafka_topic_operator.zk.broker_channel import (
     encode_controlled_shutdown,
     encode_response,
     error_response,
+    pack,
     requests_path,
     response_prefix,
     responses_path,
@@ -325,7 +326,7 @@ class DevBroker:
         for path, version, response in answered:
             ops: list[Create | Delete] = [Delete(path, version)]
             if response is not None:
-                answer = encode_response(response)
+                answer = pack(encode_response(response))
                 ops.insert(0, Create(response_prefix(self.broker_id), answer, sequence=True))
             transactions.append(ops)
         for (path, _, _), outcome in zip(answered, self._zk.multi_many(transactions), strict=True):

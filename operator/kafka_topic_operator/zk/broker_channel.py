@@ -9,6 +9,7 @@ friends); the wire format is described in `docs/broker-channel.md`.
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -24,11 +25,51 @@ from kafka_topic_operator.zk.znodes import (
     _describe,
     _encode,
     _Reader,
-    _root,
 )
 from kafka_topic_operator.zk.znodes import (
     ZNodeDataError as ZNodeDataError,
 )
+from kafka_topic_operator.zk.znodes import (
+    _root as _json_root,
+)
+
+# ---- compression -------------------------------------------------------------------------------
+
+# A request for thousands of partitions is megabytes of JSON (each partition state goes to each
+# replica's broker, and UpdateMetadata to every broker) and compresses about 40 times: written
+# as is, ZooKeeper's log and the next requests of the controller's session wait for it. So data
+# larger than this is a zlib stream of the JSON; a reader tells them apart by the first byte
+# (JSON starts with `{`, a zlib stream with 0x78, `x`).
+COMPRESS_ABOVE: Final = 4096
+_ZLIB_FIRST_BYTE: Final = b"x"
+# What one znode may inflate to: a request's JSON is cut well below this, and more is a bomb.
+MAX_INFLATED_BYTES: Final = 64 << 20
+
+
+def pack(data: bytes) -> bytes:
+    """A request or response as its znode holds it: the JSON, zlib-compressed when large."""
+    return zlib.compress(data, 1) if len(data) > COMPRESS_ABOVE else data
+
+
+def unpack(path: str, data: bytes | None) -> bytes | None:
+    """The JSON of a znode written by `pack` (or JSON as is)."""
+    if not data or data[:1] != _ZLIB_FIRST_BYTE:
+        return data
+    inflater = zlib.decompressobj()
+    try:
+        text = inflater.decompress(data, MAX_INFLATED_BYTES)
+    except zlib.error as e:
+        raise ZNodeDataError(path, f"not JSON and not a zlib stream ({e})") from None
+    if inflater.unconsumed_tail:
+        raise ZNodeDataError(path, f"inflates to more than {MAX_INFLATED_BYTES} bytes")
+    if not inflater.eof:
+        raise ZNodeDataError(path, "a zlib stream cut short")
+    return text
+
+
+def _root(path: str, data: bytes | None) -> _Reader:
+    return _json_root(path, unpack(path, data))
+
 
 # ---- paths ------------------------------------------------------------------------------------
 

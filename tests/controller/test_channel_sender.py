@@ -1,0 +1,107 @@
+"""The request sender: batches written off the event thread, in order, with what went wrong
+reported back (a missing broker queue, a fenced batch)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kafka_topic_operator.controller.channel_sender import ChannelSender, Undelivered
+from kafka_topic_operator.zk import broker_channel as bc
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import Fence, ZkClient
+
+pytestmark = pytest.mark.zookeeper
+
+
+def stop_replica(correlation_id: int) -> bc.StopReplicaRequest:
+    return bc.StopReplicaRequest(
+        5, 50, 100, (bc.StopReplicaPartitionState("t", 0, -1, True),),
+        correlation_id=correlation_id,
+    )  # fmt: skip
+
+
+def queued(zk: ZkClient, broker: int) -> list[int]:
+    """Correlation ids of the requests in a broker's queue, in queue order."""
+    path = bc.requests_path(broker)
+    nodes = zk.get_many(f"{path}/{name}" for name in sorted(zk.children(path) or []))
+    return [bc.decode_request(n.path, n.data).correlation_id for n in nodes if n is not None]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.undelivered: list[Undelivered] = []
+        self.fenced = 0
+        self.thread_names: set[str] = set()
+
+    def on_undelivered(self, lost: Undelivered) -> None:
+        self.thread_names.add(threading.current_thread().name)
+        self.undelivered.append(lost)
+
+    def on_fenced(self) -> None:
+        self.thread_names.add(threading.current_thread().name)
+        self.fenced += 1
+
+
+@pytest.fixture
+def epoch(zk: ZkClient) -> Fence:
+    zk.create(znodes.CONTROLLER_EPOCH_PATH, znodes.encode_controller_epoch(50))
+    for broker in (1, 2):
+        zk.ensure_path(bc.requests_path(broker))
+    return Fence(0)
+
+
+def test_batches_are_written_in_the_order_handed_over(zk: ZkClient, epoch: Fence) -> None:
+    recorder = Recorder()
+    sender = ChannelSender(zk, recorder.on_undelivered, recorder.on_fenced)
+    sender.start()
+    try:
+        for first in range(0, 60, 3):
+            sender.submit([(1, stop_replica(first)), (2, stop_replica(first + 1)),
+                           (1, stop_replica(first + 2))], epoch)  # fmt: skip
+        sender.flush()
+        assert queued(zk, 1) == [i for i in range(60) if i % 3 != 1]
+        assert queued(zk, 2) == list(range(1, 60, 3))
+        assert recorder.undelivered == [] and recorder.fenced == 0
+    finally:
+        sender.stop()
+
+
+def test_a_missing_queue_is_reported_and_the_rest_delivered(zk: ZkClient, epoch: Fence) -> None:
+    recorder = Recorder()
+    sender = ChannelSender(zk, recorder.on_undelivered, recorder.on_fenced)
+    sender.start()
+    try:
+        sender.submit([(1, stop_replica(1)), (3, stop_replica(2)), (2, stop_replica(3))], epoch)
+        sender.flush()
+    finally:
+        sender.stop()
+    assert [(u.broker, u.request.correlation_id) for u in recorder.undelivered] == [(3, 2)]
+    assert (queued(zk, 1), queued(zk, 2)) == ([1], [3])
+    assert recorder.thread_names == {"controller-request-sender"}
+
+
+def test_a_fenced_batch_writes_nothing_and_is_reported(zk: ZkClient, epoch: Fence) -> None:
+    zk.set(znodes.CONTROLLER_EPOCH_PATH, znodes.encode_controller_epoch(51))  # another controller
+    recorder = Recorder()
+    sender = ChannelSender(zk, recorder.on_undelivered, recorder.on_fenced)
+    sender.start()
+    try:
+        sender.submit([(1, stop_replica(1))], epoch)
+        sender.submit([(2, stop_replica(2))], Fence(1))  # the new epoch's batch goes through
+        sender.flush()
+    finally:
+        sender.stop()
+    assert recorder.fenced == 1
+    assert (queued(zk, 1), queued(zk, 2)) == ([], [2])
+
+
+def test_stop_writes_what_was_handed_over(zk: ZkClient, epoch: Fence) -> None:
+    recorder = Recorder()
+    sender = ChannelSender(zk, recorder.on_undelivered, recorder.on_fenced)
+    sender.start()
+    for i in range(20):
+        sender.submit([(1, stop_replica(i))], epoch)
+    sender.stop()
+    assert queued(zk, 1) == list(range(20))
