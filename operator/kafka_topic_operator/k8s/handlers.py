@@ -19,7 +19,7 @@ from typing import Any
 
 import kopf
 
-from kafka_topic_operator.k8s import metrics
+from kafka_topic_operator.k8s import kopf_tuning, metrics
 from kafka_topic_operator.k8s.claims import list_claims
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
@@ -85,7 +85,8 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     # outcome is then one status patch, not a patch of the object and another of its status,
     # and the object's metadata stays what users and GitOps tools applied.
     settings.persistence.progress_storage = kopf.StatusProgressStorage()
-    settings.persistence.diffbase_storage = kopf.StatusDiffBaseStorage()
+    settings.persistence.diffbase_storage = kopf_tuning.StatusDiffBaseStorage()
+    kopf_tuning.skip_empty_patch_copies()
     settings.posting.level = logging.WARNING
     # Handlers wait on ZooKeeper most of the time: more of them in flight than kopf's default.
     settings.execution.max_workers = 128

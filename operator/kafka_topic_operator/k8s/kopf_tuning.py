@@ -1,0 +1,45 @@
+"""Two copies of every resource kopf makes for nothing, left out.
+
+kopf deep-copies a resource's whole body (status included) to build the "essence" it compares
+between cycles, then throws the status away; and before it returns the empty JSON-patch of a
+patch that has nothing left to apply, it deep-copies the body again. A KafkaTopic's status
+carries its partition table, so these copies were about a tenth of the operator's CPU when a
+thousand resources arrive at once. Both changes keep kopf's results exactly (tested against
+kopf's own code): the essence is built from the body without its status, and an empty patch
+returns its empty JSON-patch at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import kopf
+from kopf._cogs.structs import patches
+
+
+class StatusDiffBaseStorage(kopf.StatusDiffBaseStorage):
+    """kopf's StatusDiffBaseStorage, building the essence without copying the status first."""
+
+    def build(
+        self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None
+    ) -> kopf.BodyEssence:
+        if extra_fields:  # fields of the status may be wanted: kopf's way
+            return super().build(body=body, extra_fields=extra_fields)
+        lean = {key: value for key, value in body.items() if key != "status"}
+        return super().build(body=lean, extra_fields=extra_fields)  # type: ignore[arg-type]
+
+
+_kopf_as_json_patch = patches.Patch.as_json_patch
+
+
+def _as_json_patch(
+    self: patches.Patch, body: kopf.Body | kopf.RawBody | None = None
+) -> patches.JSONPatch:
+    if not self:  # kopf returns [] here too, after deep-copying the body
+        return []
+    return _kopf_as_json_patch(self, body)
+
+
+def skip_empty_patch_copies() -> None:
+    patches.Patch.as_json_patch = _as_json_patch  # type: ignore[method-assign]
