@@ -105,3 +105,25 @@ def test_stop_writes_what_was_handed_over(zk: ZkClient, epoch: Fence) -> None:
         sender.submit([(1, stop_replica(i))], epoch)
     sender.stop()
     assert queued(zk, 1) == list(range(20))
+
+
+def test_the_controller_hears_of_undelivered_and_fenced_requests(zk: ZkClient) -> None:
+    """The sender's reports reach the event thread as events: an undelivered StopReplica is no
+    longer awaited, and a fenced batch makes the controller check who the controller is."""
+    from kafka_topic_operator.controller import events as ev
+    from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+    from kafka_topic_operator.controller.request_batch import PendingStopReplica
+    from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+    controller = KafkaController(ControllerConfig(zookeeper="unused", broker_id=5), zk)
+    request = stop_replica(7)
+    controller.batch.pending_stop_replica[7] = PendingStopReplica(
+        3, frozenset({TopicPartition("t", 0)})
+    )
+    controller.sender._undelivered(Undelivered(3, request, "no queue"))
+    controller.sender._fenced()
+    queued_events = [controller._queue.get_nowait() for _ in range(2)]
+    assert queued_events == [ev.RequestUndelivered(Undelivered(3, request, "no queue")),
+                             ev.ControllerChange()]  # fmt: skip
+    controller._dispatch(queued_events[0])
+    assert controller.batch.pending_stop_replica == {}
