@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -636,3 +637,62 @@ def test_a_compressed_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bc, "MAX_INFLATED_BYTES", 1_000)
     with pytest.raises(bc.ZNodeDataError, match="inflates to more than 1000 bytes"):
         bc.decode_request(REQ, bc.pack(b"{" + b" " * 5_000 + b"}"))
+
+
+# ---- plain partition states --------------------------------------------------------------------
+
+_odd_values = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**32), 2**32)
+    | st.sampled_from([0, 1, 2, -1, 2**31 - 1, -(2**31), 1.5, "t", ""])
+    | st.lists(st.integers(-3, 3) | st.sampled_from([None, True, 2**31, "x"]), max_size=3)
+)
+_state_keys = [
+    "topic", "partition", "controller_epoch", "leader", "leader_epoch", "isr", "partition_epoch",
+    "replicas", "adding_replicas", "removing_replicas", "is_new", "leader_recovery_state",
+    "zk_version", "offline_replicas",
+]  # fmt: skip
+
+
+@st.composite
+def _state_fields(draw: st.DrawFn) -> object:
+    """Mostly well-formed partition states with some fields odd, missing or extra."""
+    fields: dict[str, object] = {
+        "topic": "t", "partition": draw(st.integers(0, 5)), "controller_epoch": 1, "leader": 0,
+        "leader_epoch": 0, "isr": [0, 1], "partition_epoch": 0, "replicas": [0, 1],
+        "zk_version": 0,
+    }  # fmt: skip
+    for key in draw(st.lists(st.sampled_from(_state_keys), max_size=3)):
+        if draw(st.booleans()):
+            fields[key] = draw(_odd_values)
+        else:
+            fields.pop(key, None)
+    return draw(st.just(fields) | _odd_values)
+
+
+def _general(decode: Callable[[Any], object], fields: object) -> object:
+    try:
+        return decode(bc._Reader(REQ, fields))
+    except bc.ZNodeDataError as e:
+        return e
+
+
+@given(_state_fields())
+def test_plain_states_are_read_as_the_general_path_reads_them(fields: object) -> None:
+    for plain, general in (
+        (bc._plain_leader_and_isr_state, bc._leader_and_isr_state),
+        (bc._plain_update_metadata_state, bc._update_metadata_state),
+    ):
+        fast = plain(fields)
+        slow = _general(general, fields)
+        if fast is not None:
+            assert fast == slow and type(fast) is type(slow)
+        else:  # only what the general path refuses leaves the plain one
+            assert isinstance(slow, bc.ZNodeDataError)
+
+
+def test_states_the_controller_writes_take_the_plain_path() -> None:
+    for state in LEADER_AND_ISR.partition_states:
+        fields = json.loads(bc._encode(bc._leader_and_isr_state_json(state)))
+        assert bc._plain_leader_and_isr_state(fields) == state

@@ -62,7 +62,7 @@ _ISR_WRITE_ATTEMPTS: Final = 5
 _WORKER_RETRY_BACKOFF: Final = 0.5
 # The status file is a view for people and tests: while requests stream in, rewritten at most
 # this often (seconds), and less often when writing it takes long.
-STATUS_INTERVAL: Final = 0.2
+STATUS_INTERVAL: Final = 0.5
 _LOGGED_PARTITIONS: Final = 10
 
 
@@ -560,7 +560,7 @@ class DevBroker:
 
     def _write_status_locked(self, *, throttled: bool = False) -> None:
         """Writes the status file; `throttled` writes (request handling) wait until the last
-        write is STATUS_INTERVAL old (or nineteen times its duration), and the worker writes what is
+        write is STATUS_INTERVAL old (or 49 times its duration), and the worker writes what is
         pending then: rebuilding the status of thousands of partitions for every request would
         cost more than the requests."""
         began = time.monotonic()
@@ -590,7 +590,7 @@ class DevBroker:
             self.log_dir.write_status(status)
         except OSError as e:
             log.warning("%sCannot write %s: %s", self._prefix, self.log_dir.status_path, e)
-        # Writing the status of thousands of partitions takes a while: spend at most a twentieth
-        # of the time on it.
+        # Writing the status of thousands of partitions takes a while: spend at most a fiftieth
+        # of the time on it (it was a quarter of a broker's CPU in a burst of 1,000 new topics).
         ended = time.monotonic()
-        self._status_due = ended + max(STATUS_INTERVAL, 19 * (ended - began))
+        self._status_due = ended + max(STATUS_INTERVAL, 49 * (ended - began))

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import ClassVar, Final, NamedTuple
+from typing import ClassVar, Final, NamedTuple, TypeVar
 
 from kafka_topic_operator.kafka.errors import IllegalArgumentException
 from kafka_topic_operator.kafka.ids import Uuid
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk.znodes import (
+    _INT_MAX,
+    _INT_MIN,
     EndPoint,
     SecurityProtocol,
     _describe,
@@ -609,6 +611,103 @@ def _leader_and_isr_state(item: _Reader) -> LeaderAndIsrPartitionState:
     )
 
 
+# Plain partition states (every field of its type, as the controller writes them) are built
+# straight from the parsed JSON: a broker reads thousands per request, and the readers of the
+# general path matter only for an error message. Anything else takes the general path.
+
+
+def _plain_ints(value: object) -> tuple[int, ...] | None:
+    if type(value) is list and all(type(i) is int and _INT_MIN <= i <= _INT_MAX for i in value):
+        return tuple(value)
+    return None
+
+
+def _plain_int32(value: object) -> bool:
+    return type(value) is int and _INT_MIN <= value <= _INT_MAX
+
+
+def _plain_optional_ints(fields: dict[str, object], key: str) -> tuple[int, ...] | None:
+    value = fields.get(key)
+    return () if value is None else _plain_ints(value)
+
+
+def _plain_leader_and_isr_state(fields: object) -> LeaderAndIsrPartitionState | None:
+    if type(fields) is not dict:
+        return None
+    try:
+        topic, partition = fields["topic"], fields["partition"]
+        epochs = (fields["controller_epoch"], fields["leader"], fields["leader_epoch"],
+                  fields["partition_epoch"])  # fmt: skip
+        isr, replicas = _plain_ints(fields["isr"]), _plain_ints(fields["replicas"])
+    except KeyError:
+        return None
+    adding = _plain_optional_ints(fields, "adding_replicas")
+    removing = _plain_optional_ints(fields, "removing_replicas")
+    is_new = fields.get("is_new", False)
+    recovery = fields.get("leader_recovery_state", 0)
+    if (
+        type(topic) is not str
+        or not (_plain_int32(partition) and partition >= 0)
+        or not all(_plain_int32(e) for e in epochs)
+        or isr is None
+        or replicas is None
+        or adding is None
+        or removing is None
+        or not (is_new is None or type(is_new) is bool)
+        or not (recovery is None or (type(recovery) is int and recovery in (0, 1)))
+    ):
+        return None
+    return LeaderAndIsrPartitionState(
+        topic, partition, epochs[0], epochs[1], epochs[2], isr, epochs[3], replicas,
+        adding, removing, bool(is_new), LeaderRecoveryState(recovery or 0),
+    )  # fmt: skip
+
+
+def _plain_update_metadata_state(fields: object) -> UpdateMetadataPartitionState | None:
+    if type(fields) is not dict:
+        return None
+    try:
+        topic, partition = fields["topic"], fields["partition"]
+        numbers = (fields["controller_epoch"], fields["leader"], fields["leader_epoch"],
+                   fields["zk_version"])  # fmt: skip
+        isr, replicas = _plain_ints(fields["isr"]), _plain_ints(fields["replicas"])
+    except KeyError:
+        return None
+    offline = _plain_optional_ints(fields, "offline_replicas")
+    if (
+        type(topic) is not str
+        or not (_plain_int32(partition) and partition >= 0)
+        or not all(_plain_int32(n) for n in numbers)
+        or isr is None
+        or replicas is None
+        or offline is None
+    ):
+        return None
+    return UpdateMetadataPartitionState(
+        topic, partition, numbers[0], numbers[1], numbers[2], isr, numbers[3], replicas, offline,
+    )  # fmt: skip
+
+
+PartitionStateT = TypeVar("PartitionStateT")
+
+
+def _states(
+    reader: _Reader,
+    plain: Callable[[object], PartitionStateT | None],
+    general: Callable[[_Reader], PartitionStateT],
+) -> tuple[PartitionStateT, ...]:
+    items = reader.value
+    if type(items) is not list:
+        return tuple(general(item) for item in reader.array())  # names what is wrong
+    out = []
+    for index, item in enumerate(items):
+        state = plain(item)
+        out.append(
+            state if state is not None else general(_Reader(reader.path, item, reader, index))
+        )
+    return tuple(out)
+
+
 def _update_metadata_state(item: _Reader) -> UpdateMetadataPartitionState:
     return UpdateMetadataPartitionState(
         topic=item["topic"].string(),
@@ -661,7 +760,7 @@ def decode_request(path: str, data: bytes | None) -> Request:
     controller_id = root["controller_id"].int32()
     controller_epoch = root["controller_epoch"].int32()
     broker_epoch = _int64(root["broker_epoch"])
-    states = root["partition_states"].array()
+    states = root["partition_states"]
     cid = header.correlation_id
     match header.type:
         case RequestType.LEADER_AND_ISR:
@@ -669,7 +768,7 @@ def decode_request(path: str, data: bytes | None) -> Request:
                 controller_id,
                 controller_epoch,
                 broker_epoch,
-                tuple(_leader_and_isr_state(s) for s in states),
+                _states(states, _plain_leader_and_isr_state, _leader_and_isr_state),
                 _topic_ids(root.get("topic_ids")),
                 tuple(
                     BrokerEndpointRef(
@@ -684,7 +783,7 @@ def decode_request(path: str, data: bytes | None) -> Request:
                 controller_id,
                 controller_epoch,
                 broker_epoch,
-                tuple(_update_metadata_state(s) for s in states),
+                _states(states, _plain_update_metadata_state, _update_metadata_state),
                 tuple(_live_broker(b) for b in _array(root.optional("live_brokers"))),
                 _topic_ids(root.get("topic_ids")),
                 correlation_id=cid,
@@ -694,7 +793,7 @@ def decode_request(path: str, data: bytes | None) -> Request:
                 controller_id,
                 controller_epoch,
                 broker_epoch,
-                tuple(_stop_replica_state(s) for s in states),
+                tuple(_stop_replica_state(s) for s in states.array()),
                 correlation_id=cid,
             )
 
