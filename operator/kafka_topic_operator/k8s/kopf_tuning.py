@@ -3,7 +3,7 @@
 kopf deep-copies a resource's whole body (status included) to build the "essence" it compares
 between cycles, then throws the status away; and before it returns the empty JSON-patch of a
 patch that has nothing left to apply, it deep-copies the body again. A KafkaTopic's status
-carries its partition table, so these copies were about a tenth of the operator's CPU when a
+carries its partition table, so these copies were about 7% of the operator's CPU when a
 thousand resources arrive at once. Both changes keep kopf's results exactly (tested against
 kopf's own code): the essence is built from the body without its status, and an empty patch
 returns its empty JSON-patch at once.

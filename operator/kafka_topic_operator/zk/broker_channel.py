@@ -167,7 +167,7 @@ class RequestType(StrEnum):
 
 
 # Partition states are NamedTuples: the controller builds one per partition and request kind
-# (24,000 of each for 2,000 new topics), and a frozen dataclass costs five times as much to make.
+# (24,000 of each for 2,000 new topics), and a frozen dataclass costs three times as much to make.
 class LeaderAndIsrPartitionState(NamedTuple):
     """LeaderAndIsrPartitionState; `partition_epoch` is the state znode's zkVersion."""
 
