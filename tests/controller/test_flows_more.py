@@ -4,6 +4,8 @@ written badly by someone else."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from kto_testing import eventually
 
@@ -254,3 +256,28 @@ def test_malformed_znodes_are_logged_and_skipped(
     assert "/brokers/topics/bad" in caplog.text
     assert "/brokers/ids/7" in caplog.text
     assert "bad" not in controller.ctx.assignments
+
+
+def test_watches_on_single_znodes_survive_a_dropped_connection(cluster: Cluster) -> None:
+    """The connection drops and comes back within the session (kazoo then calls each watch once
+    without a path and forgets it): partitions added afterwards still go online (the topic
+    znode's watch is set again), and a topic deleted afterwards is still deleted."""
+    cluster.start_broker(0)
+    cluster.start_broker(1)
+    controller = cluster.start_controller()
+    admin.create_topic_with_assignment(cluster.zk, "t", {0: [0, 1]})
+    admin.create_topic_with_assignment(cluster.zk, "gone", {0: [0, 1]})
+    cluster.wait_online("t", 1)
+    cluster.wait_online("gone", 1)
+    cluster.settle(controller)  # the topic ids written and their own watch events handled
+    session = controller.zk.session_id
+    states: list[str] = []
+    controller.zk.add_state_listener(states.append)
+    controller.zk.raw._connection._socket.shutdown(socket.SHUT_RDWR)  # the network drops
+    eventually(lambda: states[-2:] == ["SUSPENDED", "CONNECTED"], "the connection to come back")
+    assert controller.zk.session_id == session  # the same session: ephemeral znodes kept
+    cluster.settle(controller)
+    admin.add_partitions(cluster.zk, "t", {1: [1, 0]})
+    assert cluster.wait_state(T1, lambda lai: lai.leader >= 0) == LeaderAndIsr(1, (1, 0))
+    admin.delete_topic(cluster.zk, "gone")
+    cluster.wait_gone(znodes.topic_path("gone"))

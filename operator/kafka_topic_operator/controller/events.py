@@ -40,6 +40,12 @@ class RequestUndelivered:
 
 
 @dataclass(frozen=True, slots=True)
+class Rewatch:
+    """The connection dropped and came back within the session: kazoo called every watch
+    once without a path and forgot them. Those set on single znodes are set again."""
+
+
+@dataclass(frozen=True, slots=True)
 class BrokerChange:
     pass
 
@@ -108,6 +114,7 @@ ControllerEvent = (
     | Expire
     | ControllerChange
     | RequestUndelivered
+    | Rewatch
     | BrokerChange
     | TopicChange
     | PartitionModifications

@@ -126,6 +126,7 @@ class KafkaController:
         self._thread: threading.Thread | None = None
         self._muted: set[str] = set()
         self._coalesced: list[str] = []  # topics of PartitionModifications events merged
+        self._rewatch_pending = False
         self._session_lost = False
         self._next_auto_rebalance: float | None = None
         self.idle = threading.Event()
@@ -224,6 +225,8 @@ class KafkaController:
                 self._maybe_resign()
                 if not self.is_active and self.zk.get(znodes.CONTROLLER_PATH) is None:
                     self._elect()
+            case ev.Rewatch() if not self.is_active:
+                self._rewatch_pending = False  # a standby watches no single znodes
             case _ if not self.is_active:
                 return
             case ev.BrokerChange():
@@ -252,6 +255,8 @@ class KafkaController:
                 self._process_controlled_shutdowns()
             case ev.BrokerResponses(broker_id=broker_id):
                 self._process_responses(broker_id)
+            case ev.Rewatch():
+                self._rewatch()
 
     # ---- watches: only enqueue -------------------------------------------------------------------
 
@@ -272,7 +277,17 @@ class KafkaController:
     def _on_topics(self, _event: Any) -> None:
         self.put(ev.TopicChange())
 
+    def _on_pathless(self) -> None:
+        # kazoo, on a dropped connection, calls each watch once with no path and forgets it
+        # (it never sets watches again as ZooKeeper's Java client does): one Rewatch for all.
+        if not self._rewatch_pending:
+            self._rewatch_pending = True
+            self.put(ev.Rewatch())
+
     def _on_topic_data(self, event: Any) -> None:
+        if event.path is None:
+            self._on_pathless()
+            return
         topic = str(event.path).rsplit("/", 1)[-1]
         self.put(ev.PartitionModifications(topic))
 
@@ -284,6 +299,9 @@ class KafkaController:
         self.put(ev.ZkPartitionReassignment(created=str(event.type) == "CREATED"))
 
     def _on_reassigning_state(self, event: Any) -> None:
+        if event.path is None:
+            self._on_pathless()
+            return
         parts = str(event.path).split("/")  # /brokers/topics/<t>/partitions/<p>/state
         with contextlib.suppress(IndexError, ValueError):
             self.put(ev.PartitionReassignmentIsrChange(TopicPartition(parts[3], int(parts[5]))))
@@ -298,8 +316,22 @@ class KafkaController:
         self.put(ev.ControlledShutdown())
 
     def _on_responses(self, event: Any) -> None:
+        if event.path is None:
+            self._on_pathless()
+            return
         with contextlib.suppress(IndexError, ValueError):
             self.put(ev.BrokerResponses(int(str(event.path).split("/")[3])))
+
+    def _rewatch(self) -> None:
+        """Sets the watches on single znodes again, reading each (a change made while they
+        were gone is handled as its watch would have had it handled)."""
+        self._rewatch_pending = False
+        self._process_partition_modifications(sorted(self.ctx.assignments))
+        for tp in sorted(self.ctx.partitions_being_reassigned):
+            self._watch_reassigning_state(tp)
+            self.reassignments.maybe_complete(tp)
+        for broker in sorted(self.ctx.live_brokers):
+            self._process_responses(broker)
 
     def _watch_reassigning_state(self, tp: TopicPartition) -> None:
         self.zk.exists(znodes.topic_partition_state_path(tp), watch=self._on_reassigning_state)
