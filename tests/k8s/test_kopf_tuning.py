@@ -24,7 +24,12 @@ bodies = st.fixed_dictionaries(
         "apiVersion": st.just("kto.dev/v1"),
         "kind": st.just("KafkaTopic"),
         "metadata": st.fixed_dictionaries(
-            {"name": st.just("orders"), "resourceVersion": st.just("7")},
+            {
+                "name": st.just("orders"),
+                "resourceVersion": st.just("7"),
+                "uid": st.just("0b5e4c1d"),
+                "finalizers": st.lists(st.sampled_from(["kto.dev/topic-deletion", "x"])),
+            },
             optional={
                 "labels": st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
                 "annotations": st.dictionaries(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from kto_testing import eventually
 
@@ -126,6 +128,25 @@ def test_watches_on_many_znodes_span_several_requests(zk: ZkClient) -> None:
     zk.multi([SetData(p, b"1") for p in (paths[0], paths[-1])])
     eventually(lambda: len(fired) == 2, "the first and the last watch to fire", timeout=10)
     assert sorted(fired) == sorted([paths[0], paths[-1]])
+
+
+def test_waiting_until_znodes_exist(zk: ZkClient) -> None:
+    zk.create("/here", b"")
+    assert zk.wait_until_exist(["/here"], timeout=0)
+    assert zk.wait_until_exist([], timeout=0)
+    assert not zk.wait_until_exist(["/here", "/never"], timeout=0.2)
+    done: list[bool] = []
+    waiting = threading.Thread(
+        target=lambda: done.append(zk.wait_until_exist(["/here", "/a", "/b"], timeout=30))
+    )
+    waiting.start()
+    watched = {zk.raw.chroot + p for p in ("/a", "/b")}
+    eventually(lambda: watched <= set(zk.raw._data_watchers), "the creation watches", timeout=10)
+    zk.create("/a", b"")
+    assert waiting.is_alive()
+    zk.create("/b", b"")
+    waiting.join(30)
+    assert done == [True]
 
 
 def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClient) -> None:

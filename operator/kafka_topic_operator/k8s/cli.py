@@ -224,12 +224,16 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     if args.peering is not None and priority is None:
         priority = random.SystemRandom().randint(1, 2**31 - 1)
         log.info("peering %s with priority %d", args.peering, priority)
-    kopf.run(
-        standalone=args.peering is None,
-        peering_name=args.peering,
-        priority=priority,
-        clusterwide=not args.namespace,
-        namespaces=args.namespace,
-        liveness_endpoint=args.liveness or None,
-    )
+    handlers.RUNTIME.batcher.start()
+    try:
+        kopf.run(
+            standalone=args.peering is None,
+            peering_name=args.peering,
+            priority=priority,
+            clusterwide=not args.namespace,
+            namespaces=args.namespace,
+            liveness_endpoint=args.liveness or None,
+        )
+    finally:
+        handlers.RUNTIME.batcher.stop()
     return 0

@@ -8,12 +8,12 @@ it to Kubernetes: annotations, ownership of a topic name, status patches and eve
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import logging
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +25,9 @@ from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
 )
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.topics.batcher import ReconcileBatcher
 from kafka_topic_operator.topics.ownership import TopicClaims, claim_of
-from kafka_topic_operator.topics.plan import AddPartitions, CreateTopic
-from kafka_topic_operator.topics.reconcile import reconcile_topic
+from kafka_topic_operator.topics.reconcile import Request
 from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
 from kafka_topic_operator.topics.status import (
     Condition,
@@ -38,7 +37,7 @@ from kafka_topic_operator.topics.status import (
 )
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
-from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
+from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
 FINALIZER = "kto.dev/topic-deletion"
@@ -47,7 +46,6 @@ MANAGED = "kto.dev/managed"
 DRIFT_INTERVAL = 60.0
 DELETION_RETRY = 5.0
 ZOOKEEPER_RETRY = 10.0
-CREATION_WAIT = 1.0
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +58,10 @@ class Runtime:
     selector: Mapping[str, str] = field(default_factory=dict)
     namespaces: Sequence[str] = ()  # all when empty
     claims: TopicClaims = field(default_factory=TopicClaims)
-    # The live brokers of the last read: a guess that lets the next read take one round.
-    brokers: frozenset[int] = frozenset()
+    batcher: ReconcileBatcher = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.batcher = ReconcileBatcher(self.zk)
 
 
 RUNTIME: Runtime | None = None
@@ -132,14 +132,17 @@ def _owner(topic: str) -> tuple[str, str] | None:
 @kopf.on.resume(GROUP, VERSION, PLURAL, when=_selected)
 @kopf.on.create(GROUP, VERSION, PLURAL, when=_selected)
 @kopf.on.update(GROUP, VERSION, PLURAL, field="spec", when=_selected)
-def reconcile(**kwargs: Any) -> None:
-    _guarded(_reconcile, **kwargs)
+async def reconcile(**kwargs: Any) -> None:
+    """Async: it waits on the batcher's future in kopf's loop, not in one of kopf's threads."""
+    with _handling(kwargs):
+        await _reconcile(**kwargs)
 
 
-def drift(**kwargs: Any) -> None:
+async def drift(**kwargs: Any) -> None:
     """Reverts what was changed behind the operator's back (a config edited in ZooKeeper) and
     reports what cannot be (partitions added by hand)."""
-    _guarded(_reconcile, **kwargs)
+    with _handling(kwargs):
+        await _reconcile(**kwargs)
 
 
 def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
@@ -148,13 +151,14 @@ def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
     kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, when=_selected)(drift)
 
 
-def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
-    """Runs a handler with metrics; ZooKeeper out of reach is said in status and retried later,
+@contextlib.contextmanager
+def _handling(kwargs: Mapping[str, Any], *, deleting: bool = False) -> Iterator[None]:
+    """Metrics around a handler; ZooKeeper out of reach is said in status and retried later,
     instead of hanging."""
     started = time.monotonic()
     result = "error"
     try:
-        handler(**kwargs)
+        yield
         result = "ok"
     except kopf.TemporaryError:
         result = "retry"
@@ -168,7 +172,7 @@ def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
         metrics.RECONCILES.labels(result).inc()
         metrics.RECONCILE_SECONDS.observe(time.monotonic() - started)
         resource = f"{kwargs.get('namespace')}/{kwargs.get('name')}"
-        if handler is _delete and result == "ok":
+        if deleting and result == "ok":
             metrics.STATES.forget(resource)
         else:
             current = {**kwargs["status"], **dict(kwargs["patch"].status or {})}
@@ -177,7 +181,7 @@ def _guarded(handler: Callable[..., None], **kwargs: Any) -> None:
             metrics.STATES.record(resource, str(conditions[0].get("reason", "")), int(offline))
 
 
-def _reconcile(
+async def _reconcile(
     name: str,
     namespace: str | None,
     spec: Mapping[str, Any],
@@ -190,7 +194,6 @@ def _reconcile(
     annotations = meta.get("annotations") or {}
     generation = int(meta.get("generation") or 0)
     rt = runtime()
-    zk = rt.zk
     if annotations.get(PAUSE) == "true":
         paused = Condition("Unknown", "ReconciliationPaused", f'{PAUSE} is "true"')
         _set_condition(patch, status, meta, paused)
@@ -205,32 +208,12 @@ def _reconcile(
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
-    step = reconcile_topic(zk, name, spec, managed_topic=status.get("topicName"),
-                           brokers=rt.brokers)  # fmt: skip
-    if step.snapshot is not None:
-        rt.brokers = frozenset(step.snapshot.brokers)
+    request = Request(name, dict(spec), managed_topic=status.get("topicName"))
+    outcome = await asyncio.wrap_future(rt.batcher.submit(request))
+    step, snapshot = outcome.step, outcome.snapshot
     # Only a topic this resource manages (created, or adopted as it was) goes into status:
     # status.topicName is what later passes treat as theirs.
     topic_name = step.desired.name if step.desired and step.plan.blocked is None else None
-    if (
-        topic_name
-        and step.desired
-        and any(isinstance(a, CreateTopic | AddPartitions) for a in step.plan.actions)
-    ):
-        # The controller creates partition states in order: wait (a little) for the last one,
-        # so a new topic is usually Ready after one pass instead of a retry.
-        last = TopicPartition(topic_name, step.desired.partitions - 1)
-        wait_for_znode(zk, znodes.topic_partition_state_path(last), CREATION_WAIT)
-    snapshot = None
-    if topic_name:
-        # Nothing written: what was read to plan is still what is there (the drift timer's
-        # usual pass costs one snapshot, not two). Written: the partitions asked for are
-        # where to look.
-        snapshot = step.snapshot if not step.plan.actions else None
-        if snapshot is None:
-            partitions = {topic_name: range(step.desired.partitions)} if step.desired else {}
-            expected = Expected(brokers=rt.brokers, partitions=partitions)
-            snapshot = read_cluster(zk, [topic_name], list_topics=False, expected=expected)
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
     if _set_status(patch, status, new):
@@ -242,15 +225,6 @@ def _reconcile(
             kopf.info(body, reason="Reconciled", message=f"{done}: {condition.message}")
     if condition.status == "False" and condition.reason in ("Reconciling", "PartitionsOffline"):
         raise kopf.TemporaryError(condition.message, delay=1)
-
-
-def wait_for_znode(zk: ZkClient, path: str, timeout: float) -> bool:
-    """Until `path` exists (watched, not polled), at most `timeout` seconds; False if it did
-    not appear in time (or if it appeared and was deleted: the reader that follows sees)."""
-    appeared = threading.Event()
-    if zk.exists(path, watch=lambda _event: appeared.set()):
-        return True
-    return appeared.wait(timeout)
 
 
 def _set_condition(
@@ -286,7 +260,8 @@ def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)
 def delete(**kwargs: Any) -> None:
-    _guarded(_delete, **kwargs)
+    with _handling(kwargs, deleting=True):
+        _delete(**kwargs)
 
 
 def _delete(

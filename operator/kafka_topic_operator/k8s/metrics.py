@@ -28,38 +28,50 @@ DELETIONS_WAITING = Gauge(
 )  # fmt: skip
 
 
+WAITING_REASONS = frozenset({"DeletionIneligible", "DeletionDisabled"})
+
+
 class ResourceStates:
-    """The last reason and offline count seen per resource, folded into the gauges."""
+    """The last reason and offline count seen per resource, folded into the gauges. Tallies
+    are kept as they change: a record costs the same with ten resources or ten thousand."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._reasons: dict[str, str] = {}
         self._offline: dict[str, int] = {}
-        self._seen: set[str] = set()  # reasons once reported: their gauge drops to 0, not away
+        self._by_reason: Tally[str] = Tally()  # reasons once reported stay: their gauge drops to 0
+        self._offline_total = 0
+        self._waiting = 0
 
     def record(self, resource: str, reason: str, offline: int) -> None:
         with self._lock:
+            self._drop(resource)
             self._reasons[resource] = reason
             self._offline[resource] = offline
-            self._publish()
+            self._by_reason[reason] += 1
+            self._offline_total += offline
+            self._waiting += reason in WAITING_REASONS
+            self._publish(reason)
 
     def forget(self, resource: str) -> None:
         with self._lock:
-            self._reasons.pop(resource, None)
-            self._offline.pop(resource, None)
-            self._publish()
+            self._publish(self._drop(resource))
 
-    def _publish(self) -> None:
-        counts = Tally(self._reasons.values())
-        self._seen.update(counts)
-        for reason in self._seen:
-            TOPICS.labels(reason).set(counts.get(reason, 0))
-        OFFLINE_PARTITIONS.set(sum(self._offline.values()))
-        DELETIONS_WAITING.set(
-            sum(
-                1 for r in self._reasons.values() if r in ("DeletionIneligible", "DeletionDisabled")
-            )
-        )
+    def _drop(self, resource: str) -> str | None:
+        """Takes a resource's last record out of the tallies; its reason, if it had one."""
+        reason = self._reasons.pop(resource, None)
+        if reason is not None:
+            self._by_reason[reason] -= 1
+            self._waiting -= reason in WAITING_REASONS
+            TOPICS.labels(reason).set(self._by_reason[reason])
+        self._offline_total -= self._offline.pop(resource, 0)
+        return reason
+
+    def _publish(self, reason: str | None) -> None:
+        if reason is not None:
+            TOPICS.labels(reason).set(self._by_reason[reason])
+        OFFLINE_PARTITIONS.set(self._offline_total)
+        DELETIONS_WAITING.set(self._waiting)
 
 
 STATES = ResourceStates()

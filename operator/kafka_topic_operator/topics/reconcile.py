@@ -1,21 +1,38 @@
-"""One reconcile step for one topic, apart from Kubernetes: parse the spec, read ZooKeeper, plan,
-write. The Kubernetes handlers call this and turn its result into status."""
+"""Reconcile steps for topics, apart from Kubernetes: parse the specs, read ZooKeeper, plan,
+write. The Kubernetes handlers call this (through `topics.batcher`) and turn the results into
+status.
+
+Many resources are reconciled together with one read of the cluster and pipelined writes: a
+thousand resources applied at once must not cost a thousand reads of the broker list. Each
+topic's plan is the one it would get alone, in the order given: a topic created earlier in the
+batch counts as existing for the collision check of a later one."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import dataclasses
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kafka_topic_operator.kafka.assignment import RandomSource
+from kafka_topic_operator.kafka.names import has_collision_chars
 from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
-from kafka_topic_operator.topics.plan import Plan, Reason, plan
+from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason, plan
 from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
-from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    resource_name: str
+    spec: Mapping[str, Any]
+    # The topic this resource already manages (from its status); any other existing topic is
+    # adopted only if it matches the spec.
+    managed_topic: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,31 +50,95 @@ def reconcile_topic(
     managed_topic: str | None = None,
     brokers: Collection[int] = (),
 ) -> Step:
-    """`managed_topic`: the topic this resource already manages (from its status); any other
-    existing topic is adopted only if it matches the spec. `brokers`: the live brokers last
-    seen, read with the rest in one round if they still are."""
-    try:
-        desired = desired_topic(resource_name, spec)
-    except InvalidSpec as e:
-        return Step(None, Plan(blocked=(Reason.INVALID_SPEC, str(e))))
-    # Every topic's name matters only to create one (collisions): list them with the first
-    # read when this resource has no topic yet, and otherwise only if its topic is gone.
-    listing = managed_topic != desired.name
-    snapshot = read_cluster(
-        zk, [desired.name], list_topics=listing, expected=Expected(brokers=brokers)
-    )
-    names = (
-        snapshot.topic_names
-        if listing or desired.name in snapshot.topics
-        else frozenset(zk.children_many([znodes.TOPICS_PATH])[0] or [])
-    )
-    step = plan(
-        desired,
-        actual_topic(snapshot, desired.name),
-        cluster_for_planning(snapshot, names),
-        rng,
-        adopting=managed_topic != desired.name,
-    )
-    if step.blocked is None:
-        apply_actions(zk, desired.name, step.actions)
-    return Step(desired, step, snapshot)
+    """One resource's step. Raises what AdminZkClient raises when a write fails (the topic
+    created by someone else meanwhile, a znode changed since it was read)."""
+    outcome = reconcile_topics(zk, [Request(resource_name, spec, managed_topic)], rng, brokers)[0]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def reconcile_topics(
+    zk: ZkClient,
+    requests: Sequence[Request],
+    rng: RandomSource | None = None,
+    brokers: Collection[int] = (),
+) -> list[Step | Exception]:
+    """Each request's step, or the exception its writes raised (the reconciler then reads
+    again and plans anew). The requests name distinct topics. `brokers`: the live brokers last
+    seen, read with the rest in one round if they still are. ZooKeeper out of reach raises."""
+    outcomes: list[Step | Exception | None] = [None] * len(requests)
+    valid: list[tuple[int, DesiredTopic]] = []
+    for i, request in enumerate(requests):
+        try:
+            valid.append((i, desired_topic(request.resource_name, request.spec)))
+        except InvalidSpec as e:
+            outcomes[i] = Step(None, Plan(blocked=(Reason.INVALID_SPEC, str(e))))
+    if len({d.name for _, d in valid}) != len(valid):
+        raise ValueError("requests reconciled together must name distinct topics")
+    if valid:
+        snapshot = read_cluster(
+            zk,
+            [d.name for _, d in valid],
+            list_topics=any(_needs_listing(requests[i], d) for i, d in valid),
+            expected=Expected(brokers=brokers),
+        )
+        names = set(snapshot.topic_names)
+        if any(
+            requests[i].managed_topic == d.name
+            and d.name not in snapshot.topics
+            and has_collision_chars(d.name)
+            for i, d in valid
+        ):  # a managed topic is gone and may be created again: every name matters
+            names.update(zk.children_many([znodes.TOPICS_PATH])[0] or [])
+        _plan_and_apply(zk, requests, valid, snapshot, names, rng, outcomes)
+    return [o for o in outcomes if o is not None]
+
+
+def _needs_listing(request: Request, desired: DesiredTopic) -> bool:
+    """Every topic's name matters only to create a topic whose name could collide with another
+    (AdminZkClient lists them only then): a topic this resource has not created yet, named
+    with `.` or `_`. Whether the topic itself exists is read anyway."""
+    return request.managed_topic != desired.name and has_collision_chars(desired.name)
+
+
+def _plan_and_apply(
+    zk: ZkClient,
+    requests: Sequence[Request],
+    valid: Sequence[tuple[int, DesiredTopic]],
+    snapshot: ClusterSnapshot,
+    names: set[str],
+    rng: RandomSource | None,
+    outcomes: list[Step | Exception | None],
+) -> None:
+    cluster = cluster_for_planning(snapshot, ())
+    creations: list[admin.NewTopic] = []
+    steps: list[tuple[int, str, Step]] = []
+    for i, desired in valid:
+        planned = plan(
+            desired,
+            actual_topic(snapshot, desired.name),
+            dataclasses.replace(cluster, topics=names),
+            rng,
+            adopting=requests[i].managed_topic != desired.name,
+        )
+        steps.append((i, desired.name, Step(desired, planned, snapshot)))
+        first = planned.actions[0] if planned.blocked is None and planned.actions else None
+        if isinstance(first, CreateTopic):
+            names.add(desired.name)
+            creations.append(admin.NewTopic(desired.name, first.assignment, first.config))
+    # Creations go together (pipelined transactions, each topic's config and topic znodes in
+    # one); every other change as AdminZkClient makes it, topic by topic.
+    created = admin.create_topics(zk, creations)
+    for i, name, step in steps:
+        outcomes[i] = step
+        if step.plan.blocked is not None or not step.plan.actions:
+            continue
+        error = created.get(name)
+        rest = step.plan.actions[1:] if name in created else step.plan.actions
+        try:
+            if error is not None:
+                raise error
+            apply_actions(zk, name, rest)
+        except Exception as e:  # this topic's write failed: the others stand
+            outcomes[i] = e

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -354,6 +355,33 @@ class ZkClient:
                 # Connection trouble: set them again once the session is back (relative to the
                 # same zxid, so nothing that changed meanwhile is missed).
                 self._call(self._set_watches_now, request)
+
+    def wait_until_exist(self, paths: Iterable[str], timeout: float) -> bool:
+        """Until every one of `paths` exists, at most `timeout` seconds: one read, then a
+        watch on the creation of each missing znode (not polled). False if some did not appear
+        in time (or appeared and went again: the reader that follows sees which)."""
+        paths = list(paths)
+        if not paths:
+            return True
+        self._require_connection()
+        missing: set[str] = set()
+        appeared = threading.Condition()
+
+        def created(event: Any) -> None:
+            with appeared:
+                missing.discard(event.path)
+                appeared.notify()
+
+        since = self._kazoo.last_zxid
+        nodes = self.read_many(data=paths)[0]
+        with appeared:
+            missing.update(p for p, n in zip(paths, nodes, strict=True) if n is None)
+            if not missing:
+                return True
+            absent = sorted(missing)
+        self.set_watches(since, [], absent, created)
+        with appeared:
+            return appeared.wait_for(lambda: not missing, timeout)
 
     def _set_watches_now(self, request: SetWatches) -> None:
         result = self._kazoo.handler.async_result()

@@ -1,0 +1,210 @@
+"""Reconciles that arrive together go to ZooKeeper together.
+
+When a thousand KafkaTopics are applied at once, a thousand handlers each reading the broker
+list, writing one topic and reading it back would send ZooKeeper thousands of small requests
+and keep as many threads waiting on them. Here handlers submit requests and wait on a future;
+one thread takes every request waiting (distinct topics, at most `max_batch`) and reconciles
+them with one read and pipelined writes (`reconcile_topics`), while a second thread waits for
+the controller to create the new partitions of earlier batches and reads their state back in
+one round. A request that arrives alone is a batch of one: no time window delays it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Collection
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from kafka_topic_operator.kafka.assignment import RandomSource
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.snapshot import ClusterSnapshot
+from kafka_topic_operator.topics.plan import AddPartitions, CreateTopic
+from kafka_topic_operator.topics.reconcile import Request, Step, reconcile_topics
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
+from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH = 500
+# How long the read-back waits for the controller to create new partitions, so a new topic is
+# usually Ready after one pass instead of a retry.
+CREATION_WAIT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    step: Step
+    # What status reports: read after the writes, or what was read to plan when nothing was
+    # written; None when the step was blocked (nothing of Kafka to show).
+    snapshot: ClusterSnapshot | None
+
+
+@dataclass(slots=True)
+class _Pending:
+    request: Request
+    future: Future[Outcome]
+
+
+@dataclass(slots=True)
+class _Written:
+    pending: _Pending
+    step: Step
+    deadline: float  # monotonic: when to stop waiting for new partitions
+
+
+def topic_of(request: Request) -> str:
+    """The topic a request names (`spec.topicName`, else the resource's name)."""
+    return str(request.spec.get("topicName") or request.resource_name)
+
+
+class ReconcileBatcher:
+    def __init__(
+        self,
+        zk: ZkClient,
+        *,
+        max_batch: int = MAX_BATCH,
+        creation_wait: float = CREATION_WAIT,
+        rng: RandomSource | None = None,
+    ) -> None:
+        self._zk = zk
+        self._max_batch = max_batch
+        self._creation_wait = creation_wait
+        self._rng = rng
+        self._brokers: Collection[int] = frozenset()  # of the last read: a guess for the next
+        self._lock = threading.Condition()
+        self._waiting: deque[_Pending] = deque()
+        self._written: deque[_Written] = deque()
+        self._stopped = False
+        self._threads = [
+            threading.Thread(target=self._plan_loop, name="topic-reconciles", daemon=True),
+            threading.Thread(target=self._read_back_loop, name="topic-read-back", daemon=True),
+        ]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._lock.notify_all()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join()
+        stopped = ZkConnectionError("the operator is stopping")
+        for pending in [*self._waiting, *(w.pending for w in self._written)]:
+            pending.future.set_exception(stopped)
+
+    def submit(self, request: Request) -> Future[Outcome]:
+        future: Future[Outcome] = Future()
+        with self._lock:
+            if self._stopped:
+                future.set_exception(ZkConnectionError("the operator is stopping"))
+                return future
+            self._waiting.append(_Pending(request, future))
+            self._lock.notify_all()
+        return future
+
+    # ---- reading, planning and writing ---------------------------------------------------------
+
+    def _take(self) -> list[_Pending] | None:
+        """Every waiting request naming a topic not already taken, in order; None once stopped."""
+        with self._lock:
+            self._lock.wait_for(lambda: self._waiting or self._stopped)
+            if self._stopped:
+                return None
+            batch: list[_Pending] = []
+            later: list[_Pending] = []
+            topics: set[str] = set()
+            while self._waiting and len(batch) < self._max_batch:
+                pending = self._waiting.popleft()
+                topic = topic_of(pending.request)
+                (later if topic in topics else batch).append(pending)
+                topics.add(topic)
+            self._waiting.extendleft(reversed(later))
+            return batch
+
+    def _plan_loop(self) -> None:
+        while (batch := self._take()) is not None:
+            self._reconcile(batch)
+
+    def _reconcile(self, batch: list[_Pending]) -> None:
+        try:
+            outcomes = reconcile_topics(
+                self._zk, [p.request for p in batch], self._rng, self._brokers
+            )
+        except ZkConnectionError as e:
+            for pending in batch:
+                pending.future.set_exception(e)
+            return
+        except Exception as e:  # a bug met by one request must not fail the others with it
+            if len(batch) == 1:
+                log.exception("reconciling %s failed", topic_of(batch[0].request))
+                batch[0].future.set_exception(e)
+                return
+            for pending in batch:
+                self._reconcile([pending])
+            return
+        deadline = time.monotonic() + self._creation_wait
+        written = []
+        for pending, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                pending.future.set_exception(outcome)
+                continue
+            if outcome.snapshot is not None:
+                self._brokers = frozenset(outcome.snapshot.brokers)
+            if outcome.desired is None or outcome.plan.blocked is not None:
+                pending.future.set_result(Outcome(outcome, None))
+            elif not outcome.plan.actions:
+                pending.future.set_result(Outcome(outcome, outcome.snapshot))
+            else:
+                written.append(_Written(pending, outcome, deadline))
+        if written:
+            with self._lock:
+                self._written.extend(written)
+                self._lock.notify_all()
+
+    # ---- reading back what was written ---------------------------------------------------------
+
+    def _read_back_loop(self) -> None:
+        while True:
+            with self._lock:
+                self._lock.wait_for(lambda: self._written or self._stopped)
+                if self._stopped:
+                    return
+                batch = list(self._written)
+                self._written.clear()
+            try:
+                snapshot = self._read_back(batch)
+            except Exception as e:
+                if not isinstance(e, ZkConnectionError):
+                    log.exception("reading back %d topics failed", len(batch))
+                for written in batch:
+                    written.pending.future.set_exception(e)
+                continue
+            for written in batch:
+                written.pending.future.set_result(Outcome(written.step, snapshot))
+
+    def _read_back(self, batch: list[_Written]) -> ClusterSnapshot:
+        # The controller creates a new topic's partition states in order: wait (a little) for
+        # the last one of each topic created or grown.
+        last = [
+            znodes.topic_partition_state_path(TopicPartition(d.name, d.partitions - 1))
+            for w in batch
+            if (d := w.step.desired) is not None
+            and any(isinstance(a, CreateTopic | AddPartitions) for a in w.step.plan.actions)
+        ]
+        if last:
+            self._zk.wait_until_exist(last, max(0.0, batch[-1].deadline - time.monotonic()))
+        partitions = {
+            w.step.desired.name: range(w.step.desired.partitions)
+            for w in batch
+            if w.step.desired is not None
+        }
+        expected = Expected(brokers=self._brokers, partitions=partitions)
+        return read_cluster(self._zk, list(partitions), list_topics=False, expected=expected)

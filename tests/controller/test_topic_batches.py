@@ -1,0 +1,224 @@
+"""Topics reconciled together (one read of the cluster, pipelined writes) against a real
+ZooKeeper, the controller and dev brokers: each gets the step it would get alone, a failed write
+fails only its own topic, and the batcher groups what waits and reads the outcome back."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from kafka_topic_operator.kafka.errors import TopicExistsException
+from kafka_topic_operator.topics import batcher as batcher_module
+from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
+from kafka_topic_operator.topics.plan import CreateTopic, Reason
+from kafka_topic_operator.topics.reconcile import Request, Step, reconcile_topics
+from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
+
+from .conftest import Cluster
+
+
+def partitions_of(cluster: Cluster, topic: str) -> int:
+    node = cluster.zk.get(znodes.topic_path(topic))
+    assert node is not None
+    return len(znodes.decode_topic(node.path, node.data).partitions)
+
+
+def test_a_batch_plans_each_topic_as_alone_and_in_order(cluster: Cluster) -> None:
+    for broker in (0, 1):
+        cluster.start_broker(broker)
+    requests = [
+        *(Request(f"t{i}", {"partitions": 1 + i % 4, "replicas": 1 + i % 2}) for i in range(20)),
+        Request("bad", {"partitions": 0, "replicas": 1}),
+        Request("wide", {"partitions": 1, "replicas": 3}),
+        Request("dotted", {"topicName": "a.b", "partitions": 1, "replicas": 1}),
+        Request("underscored", {"topicName": "a_b", "partitions": 1, "replicas": 1}),
+    ]
+    outcomes = reconcile_topics(cluster.zk, requests)
+    steps = [o for o in outcomes if isinstance(o, Step)]
+    assert len(steps) == len(requests)
+    for i in range(20):
+        assert isinstance(steps[i].plan.actions[0], CreateTopic)
+        assert partitions_of(cluster, f"t{i}") == 1 + i % 4
+    assert steps[20].plan.blocked is not None
+    assert steps[20].plan.blocked[0] is Reason.INVALID_SPEC
+    assert steps[21].plan.blocked == (
+        Reason.BROKERS_UNAVAILABLE,
+        "Replication factor: 3 larger than available brokers: 2.",
+    )
+    # The first of two colliding names is created; the later one collides with it, as it
+    # would if it came alone afterwards.
+    assert isinstance(steps[22].plan.actions[0], CreateTopic)
+    assert steps[23].plan.blocked == (
+        Reason.CONFLICT,
+        "Topic 'a_b' collides with existing topics: a.b",
+    )
+    topics = set(cluster.zk.children(znodes.TOPICS_PATH) or [])
+    assert topics == {f"t{i}" for i in range(20)} | {"a.b"}
+
+
+def test_a_failed_write_fails_only_its_topic(cluster: Cluster) -> None:
+    cluster.start_broker(0)
+    # Someone else's topic znode the reader cannot decode: planned as missing, its creation
+    # then finds the znode there.
+    cluster.zk.create(znodes.topic_path("taken"), b"{not json", makepath=True)
+    requests = [Request(name, {"partitions": 2, "replicas": 1}) for name in ("x", "taken", "y")]
+    outcomes = reconcile_topics(cluster.zk, requests)
+    assert isinstance(outcomes[1], TopicExistsException)
+    assert str(outcomes[1]) == "Topic 'taken' already exists."
+    assert isinstance(outcomes[0], Step) and isinstance(outcomes[2], Step)
+    assert partitions_of(cluster, "x") == partitions_of(cluster, "y") == 2
+
+
+def test_every_topic_name_is_listed_only_for_a_name_that_could_collide(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AdminZkClient lists all topics only when the new name has `.` or `_` in it."""
+    cluster.start_broker(0)
+    listed: list[Sequence[str]] = []
+    read_many = cluster.zk.read_many
+
+    def recording(data: Sequence[str] = (), children: Sequence[str] = ()) -> Any:
+        listed.append(children)
+        return read_many(data, children)
+
+    monkeypatch.setattr(cluster.zk, "read_many", recording)
+    reconcile_topics(cluster.zk, [Request("orders", {"partitions": 1, "replicas": 1})])
+    assert not any(znodes.TOPICS_PATH in c for c in listed)
+    reconcile_topics(cluster.zk, [Request("my.orders", {"partitions": 1, "replicas": 1})])
+    assert any(znodes.TOPICS_PATH in c for c in listed)
+
+
+def test_requests_naming_one_topic_cannot_be_batched(cluster: Cluster) -> None:
+    twice = [Request("a", {"topicName": "t", "partitions": 1, "replicas": 1}),
+             Request("b", {"topicName": "t", "partitions": 1, "replicas": 1})]  # fmt: skip
+    with pytest.raises(ValueError, match="distinct topics"):
+        reconcile_topics(cluster.zk, twice)
+
+
+# ---- the batcher ------------------------------------------------------------------------------
+
+
+class HeldBatches:
+    """Records the requests of each batch; the first batch waits until released."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.batches: list[list[str]] = []
+        self.release = threading.Event()
+        self.first_taken = threading.Event()
+        real = batcher_module.reconcile_topics
+
+        def held(zk: ZkClient, requests: Sequence[Request], *args: Any) -> Any:
+            self.batches.append([r.resource_name for r in requests])
+            if len(self.batches) == 1:
+                self.first_taken.set()
+                assert self.release.wait(20)
+            return real(zk, requests, *args)
+
+        monkeypatch.setattr(batcher_module, "reconcile_topics", held)
+
+
+def results(futures: Sequence[Future[Outcome]]) -> list[Outcome]:
+    return [f.result(timeout=30) for f in futures]
+
+
+def test_what_waits_goes_as_one_batch_and_is_read_back_online(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for broker in (0, 1, 2):
+        cluster.start_broker(broker)
+    cluster.start_controller()
+    held = HeldBatches(monkeypatch)
+    batcher = ReconcileBatcher(cluster.zk, creation_wait=10.0)
+    batcher.start()
+    try:
+        first = batcher.submit(Request("first", {"partitions": 3, "replicas": 3}))
+        assert held.first_taken.wait(20)
+        spec = {"partitions": 6, "replicas": 2}
+        rest = [batcher.submit(Request(f"t{i}", spec)) for i in range(25)]
+        held.release.set()
+        outcomes = results([first, *rest])
+    finally:
+        batcher.stop()
+    assert held.batches == [["first"], [f"t{i}" for i in range(25)]]
+    for i, outcome in enumerate(outcomes[1:]):
+        assert outcome.snapshot is not None
+        topic = outcome.snapshot.topics[f"t{i}"]
+        # Read back once the controller made every partition (the wait is long enough here).
+        assert sorted(topic.partitions) == list(range(6))
+        assert all(p.leader >= 0 for p in topic.partitions.values())
+
+
+def test_requests_for_one_topic_go_in_separate_batches(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster.start_broker(0)
+    held = HeldBatches(monkeypatch)
+    batcher = ReconcileBatcher(cluster.zk, creation_wait=0.0)
+    batcher.start()
+    try:
+        futures = [batcher.submit(Request("first", {"partitions": 1, "replicas": 1}))]
+        assert held.first_taken.wait(20)
+        for resource in ("a", "b", "c"):
+            spec = {"topicName": "shared", "partitions": 1, "replicas": 1}
+            futures.append(batcher.submit(Request(resource, spec)))
+        futures.append(batcher.submit(Request("other", {"partitions": 1, "replicas": 1})))
+        held.release.set()
+        outcomes = results(futures)
+    finally:
+        batcher.stop()
+    assert held.batches == [["first"], ["a", "other"], ["b"], ["c"]]
+    # The later requests found the topic the first one created.
+    assert isinstance(outcomes[1].step.plan.actions[0], CreateTopic)
+    assert outcomes[2].step.plan.actions == outcomes[3].step.plan.actions == ()
+
+
+def test_a_request_that_breaks_the_planner_fails_alone(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster.start_broker(0)
+    from kafka_topic_operator.topics import reconcile
+
+    real_plan = reconcile.plan
+
+    def plan(desired: Any, *args: Any, **kwargs: Any) -> Any:
+        if desired.name == "poison":
+            raise RuntimeError("a bug")
+        return real_plan(desired, *args, **kwargs)
+
+    monkeypatch.setattr(reconcile, "plan", plan)
+    held = HeldBatches(monkeypatch)
+    batcher = ReconcileBatcher(cluster.zk, creation_wait=0.0)
+    batcher.start()
+    try:
+        futures = [batcher.submit(Request("first", {"partitions": 1, "replicas": 1}))]
+        assert held.first_taken.wait(20)
+        names = ("a", "poison", "b")
+        futures += [batcher.submit(Request(n, {"partitions": 1, "replicas": 1})) for n in names]
+        held.release.set()
+        with pytest.raises(RuntimeError, match="a bug"):
+            futures[2].result(timeout=30)
+        ok = results([futures[1], futures[3]])
+    finally:
+        batcher.stop()
+    assert all(isinstance(o.step.plan.actions[0], CreateTopic) for o in ok)
+    assert set(cluster.zk.children(znodes.TOPICS_PATH) or []) == {"first", "a", "b"}
+
+
+def test_zookeeper_out_of_reach_and_stopping_fail_the_futures(zk_chroot: str) -> None:
+    zk = ZkClient(zk_chroot, retry_deadline=0.5)
+    zk.start()
+    batcher = ReconcileBatcher(zk)
+    batcher.start()
+    zk.stop()
+    try:
+        with pytest.raises(ZkConnectionError):
+            batcher.submit(Request("t", {"partitions": 1, "replicas": 1})).result(timeout=30)
+    finally:
+        batcher.stop()
+    with pytest.raises(ZkConnectionError, match="stopping"):
+        batcher.submit(Request("t", {"partitions": 1, "replicas": 1})).result(timeout=1)
