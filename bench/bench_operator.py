@@ -1,6 +1,8 @@
 """1,000 KafkaTopics (12 partitions, replication factor 3) applied at once, until every one is
 Ready: the API emulator, `kto run --embedded-controller` (kopf, the controller) and three
-`kto dev-broker` processes on a real ZooKeeper. Prints the milestones and the share of each part.
+`kto dev-broker` processes on a real ZooKeeper, each in its own process as in the dev cluster.
+Prints the milestones and the share of each part. Readiness is seen on a watch, when it happens
+(not by listing every resource again and again, which would load the emulator it measures).
 
 Anchors quoted, not measured here (no Strimzi can run on this machine): Strimzi's unidirectional
 topic operator took about 33 s for 1,000 topic events in its own 2023 benchmark, its older
@@ -13,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -22,10 +25,9 @@ from typing import Any
 import yaml
 
 from bench_support import scratch_dir, warm_up
-from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPICS = 1000
@@ -51,21 +53,53 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-def ready_count(base: str) -> int:
-    items = request(base, "GET", KT_PATH)["items"]
-    return sum(
-        1
-        for item in items
+def is_ready(item: dict[str, Any]) -> bool:
+    return any(
+        c["type"] == "Ready" and c["status"] == "True"
         for c in (item.get("status") or {}).get("conditions") or []
-        if c["type"] == "Ready" and c["status"] == "True"
     )
+
+
+class ReadyWatch:
+    """Follows the KafkaTopics on a watch; `all_ready` is set, and `ready_at` taken, when
+    `expected` of them are Ready at once."""
+
+    def __init__(self, base: str, expected: int) -> None:
+        self.expected = expected
+        self.ready: set[str] = set()
+        self.ready_at: float | None = None
+        self.all_ready = threading.Event()
+        version = request(base, "GET", KT_PATH)["metadata"]["resourceVersion"]
+        self._response = urllib.request.urlopen(
+            f"{base}{KT_PATH}?watch=1&resourceVersion={version}", timeout=600
+        )
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        try:
+            for line in self._response:
+                self._see(json.loads(line))
+        except OSError:  # the emulator stopped: the run is over
+            pass
+
+    def _see(self, event: dict[str, Any]) -> None:
+        if event["type"] not in ("ADDED", "MODIFIED", "DELETED"):
+            return
+        name = event["object"]["metadata"]["name"]
+        if event["type"] != "DELETED" and is_ready(event["object"]):
+            self.ready.add(name)
+        else:
+            self.ready.discard(name)
+        if len(self.ready) >= self.expected and self.ready_at is None:
+            self.ready_at = time.monotonic()
+            self.all_ready.set()
 
 
 def main() -> None:
     with (
         scratch_dir("kto-bench-operator-") as tmp,
         ZooKeeperServer(Path(tmp) / "zk") as server,
-        ApiServer() as api,
     ):
         work = Path(tmp)
         warm_up(server.connect_string)
@@ -76,68 +110,75 @@ def main() -> None:
         zk.stop()
         zk = ZkClient(connect)
         zk.start()
-        crd = yaml.safe_load((ROOT / "crds" / "kafkatopics.yaml").read_text())
-        request(api.url, "POST", CRD_PATH, crd)
-        kubeconfig = api.write_kubeconfig(work / "kubeconfig")
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
         processes = []
         logs = []
-        for broker in (0, 1, 2):
-            log = (work / f"broker-{broker}.log").open("w")
+
+        def spawn(name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+            log = (work / f"{name}.log").open("w")
             logs.append(log)
             processes.append(subprocess.Popen(
-                [sys.executable, "-m", "kafka_topic_operator.cli", "dev-broker", "--zookeeper",
-                 connect, "--id", str(broker), "--rack", f"rack-{broker}", "--log-dir",
-                 str(work / f"data-{broker}"), "--log-level", "WARNING"],
-                stdout=log, stderr=subprocess.STDOUT, env=env,
+                [sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT, env=env,
+                cwd=work,
             ))  # fmt: skip
-        log = (work / "operator.log").open("w")
-        logs.append(log)
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
-             "--embedded-controller", "--liveness", "", "--log-level", "WARNING"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work,
-        ))  # fmt: skip
+
         try:
-            deadline = time.monotonic() + 60
-            while len(zk.children(znodes.BROKER_IDS_PATH) or []) < 3 or not zk.exists(
-                znodes.CONTROLLER_PATH
-            ):
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the brokers and the controller did not come up")
-                time.sleep(0.2)
+            api_port = free_port()
+            kubeconfig = work / "kubeconfig"
+            spawn("apiserver", ["kafka_topic_operator.apiserver", "--port", str(api_port),
+                                "--kubeconfig", str(kubeconfig)])  # fmt: skip
+            api = f"http://127.0.0.1:{api_port}"
+            wait_for(lambda: request(api, "GET", "/version"), "the API emulator")
+            crd = yaml.safe_load((ROOT / "crds" / "kafkatopics.yaml").read_text())
+            request(api, "POST", CRD_PATH, crd)
+            env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+            for broker in (0, 1, 2):
+                spawn(f"broker-{broker}", [
+                    "kafka_topic_operator.cli", "dev-broker", "--zookeeper", connect, "--id",
+                    str(broker), "--rack", f"rack-{broker}", "--log-dir",
+                    str(work / f"data-{broker}"), "--log-level", "WARNING",
+                ], env)  # fmt: skip
+            spawn("operator", ["kafka_topic_operator.cli", "run", "--zookeeper", connect,
+                               "--embedded-controller", "--liveness", "", "--log-level",
+                               "WARNING"], env)  # fmt: skip
+            wait_for(
+                lambda: (
+                    len(zk.children(znodes.BROKER_IDS_PATH) or []) >= 3
+                    and zk.exists(znodes.CONTROLLER_PATH)
+                ),
+                "the brokers and the controller",
+            )
             bodies = [
                 {"apiVersion": "kto.dev/v1", "kind": "KafkaTopic",
                  "metadata": {"name": f"topic-{i}"}, "spec": {"partitions": 12, "replicas": 3}}
                 for i in range(TOPICS)
             ]  # fmt: skip
             parts = {
-                "operator and controller": [processes[3].pid],
-                "dev brokers": [p.pid for p in processes[:3]],
+                "operator and controller": [processes[4].pid],
+                "dev brokers": [p.pid for p in processes[1:4]],
                 "ZooKeeper": [server.pid] if server.pid else [],
-                "API emulator and this client": [os.getpid()],
+                "API emulator": [processes[0].pid],
+                "this client": [os.getpid()],
             }
+            watch = ReadyWatch(api, TOPICS)
             cpu_before = {part: cpu_seconds(pids) for part, pids in parts.items()}
             began = time.monotonic()
             with ThreadPoolExecutor(16) as pool:
-                list(pool.map(lambda b: request(api.url, "POST", KT_PATH, b), bodies))
+                list(pool.map(lambda b: request(api, "POST", KT_PATH, b), bodies))
             applied = time.monotonic() - began
-            in_zk = ready = None
+            in_zk = None
             deadline = time.monotonic() + 600
-            while ready is None:
+            while in_zk is None:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"only {ready_count(api.url)} of {TOPICS} Ready")
-                # Listing 1,000 resources costs the emulator (in this process) real time: only
-                # once every topic is in ZooKeeper, and then sparingly.
-                if in_zk is None:
-                    if len(zk.children(znodes.TOPICS_PATH) or []) >= TOPICS:
-                        in_zk = time.monotonic() - began
-                    else:
-                        time.sleep(0.2)
-                elif ready_count(api.url) >= TOPICS:
-                    ready = time.monotonic() - began
+                    raise RuntimeError("the topics did not all reach ZooKeeper")
+                if len(zk.children(znodes.TOPICS_PATH) or []) >= TOPICS:
+                    in_zk = time.monotonic() - began
                 else:
-                    time.sleep(0.5)
+                    time.sleep(0.1)
+            if not watch.all_ready.wait(600):
+                raise RuntimeError(f"only {len(watch.ready)} of {TOPICS} Ready")
+            assert watch.ready_at is not None
+            ready = watch.ready_at - began
+            used = {part: cpu_seconds(pids) - cpu_before[part] for part, pids in parts.items()}
             print(
                 f"operator, {TOPICS} KafkaTopics x 12 partitions x RF3 applied at once: applied "
                 f"to the API in {applied:.1f} s, all topics in ZooKeeper at {in_zk:.1f} s, all "
@@ -146,7 +187,6 @@ def main() -> None:
                 f"{(ready - in_zk) / ready:.0%}); Strimzi's unidirectional operator ~33 s "
                 "(quoted); target < 10 s"
             )
-            used = {part: cpu_seconds(pids) - cpu_before[part] for part, pids in parts.items()}
             total = sum(used.values())
             print(
                 f"  CPU until all Ready: {total:.1f} s on {os.cpu_count()} cpus ("
@@ -165,6 +205,19 @@ def main() -> None:
             for log in logs:
                 log.close()
             zk.stop()
+
+
+def wait_for(condition: Any, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if condition():
+                return
+        except OSError:
+            pass  # not listening yet
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not come up")
+        time.sleep(0.1)
 
 
 if __name__ == "__main__":

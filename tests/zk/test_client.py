@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from kto_testing import eventually
@@ -147,6 +148,26 @@ def test_waiting_until_znodes_exist(zk: ZkClient) -> None:
     zk.create("/b", b"")
     waiting.join(30)
     assert done == [True]
+
+
+def test_waiting_goes_on_while_znodes_keep_appearing(zk: ZkClient) -> None:
+    paths = [f"/p{i}" for i in range(40)]
+
+    def produce() -> None:
+        for path in paths:
+            time.sleep(0.1)  # a controller creating partitions for longer than `idle`
+            zk.create(path, b"")
+
+    producer = threading.Thread(target=produce)
+    began = time.monotonic()
+    producer.start()
+    assert zk.wait_until_exist(paths, timeout=60, idle=2.0)
+    assert time.monotonic() - began >= 4.0
+    producer.join()
+    # Nothing appears: it stops after `idle`, long before `timeout`.
+    began = time.monotonic()
+    assert not zk.wait_until_exist(["/never"], timeout=60, idle=0.5)
+    assert time.monotonic() - began < 30
 
 
 def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClient) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Collection
 from concurrent.futures import Future
@@ -32,8 +31,11 @@ log = logging.getLogger(__name__)
 
 MAX_BATCH = 500
 # How long the read-back waits for the controller to create new partitions, so a new topic is
-# usually Ready after one pass instead of a retry.
-CREATION_WAIT = 1.0
+# usually Ready after one pass instead of a retry: as long as partitions keep appearing (a
+# thousand new topics take the controller a few seconds), unless none did for CREATION_WAIT
+# (the controller may spend a second or two on other events meanwhile).
+CREATION_WAIT = 3.0
+CREATION_LIMIT = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,6 @@ class _Pending:
 class _Written:
     pending: _Pending
     step: Step
-    deadline: float  # monotonic: when to stop waiting for new partitions
 
 
 def topic_of(request: Request) -> str:
@@ -150,7 +151,6 @@ class ReconcileBatcher:
             for pending in batch:
                 self._reconcile([pending])
             return
-        deadline = time.monotonic() + self._creation_wait
         written = []
         for pending, outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, Exception):
@@ -163,7 +163,7 @@ class ReconcileBatcher:
             elif not outcome.plan.actions:
                 pending.future.set_result(Outcome(outcome, outcome.snapshot))
             else:
-                written.append(_Written(pending, outcome, deadline))
+                written.append(_Written(pending, outcome))
         if written:
             with self._lock:
                 self._written.extend(written)
@@ -200,7 +200,7 @@ class ReconcileBatcher:
             and any(isinstance(a, CreateTopic | AddPartitions) for a in w.step.plan.actions)
         ]
         if last:
-            self._zk.wait_until_exist(last, max(0.0, batch[-1].deadline - time.monotonic()))
+            self._zk.wait_until_exist(last, CREATION_LIMIT, idle=self._creation_wait)
         partitions = {
             w.step.desired.name: range(w.step.desired.partitions)
             for w in batch

@@ -356,10 +356,13 @@ class ZkClient:
                 # same zxid, so nothing that changed meanwhile is missed).
                 self._call(self._set_watches_now, request)
 
-    def wait_until_exist(self, paths: Iterable[str], timeout: float) -> bool:
-        """Until every one of `paths` exists, at most `timeout` seconds: one read, then a
-        watch on the creation of each missing znode (not polled). False if some did not appear
-        in time (or appeared and went again: the reader that follows sees which)."""
+    def wait_until_exist(
+        self, paths: Iterable[str], timeout: float, *, idle: float | None = None
+    ) -> bool:
+        """Until every one of `paths` exists, at most `timeout` seconds and, with `idle`, as
+        long as one appears at least every `idle` seconds: one read, then a watch on the
+        creation of each missing znode (not polled). False if some did not appear in time (or
+        appeared and went again: the reader that follows sees which)."""
         paths = list(paths)
         if not paths:
             return True
@@ -380,8 +383,21 @@ class ZkClient:
                 return True
             absent = sorted(missing)
         self.set_watches(since, [], absent, created)
+        deadline = time.monotonic() + timeout
         with appeared:
-            return appeared.wait_for(lambda: not missing, timeout)
+            while missing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                before = len(missing)
+                # Condition.wait may wake without a notification: wait out the same stretch.
+                stretch = min(left, idle if idle is not None else left)
+                until = time.monotonic() + stretch
+                while len(missing) == before and (rest := until - time.monotonic()) > 0:
+                    appeared.wait(rest)
+                if len(missing) == before:
+                    return False
+            return True
 
     def _set_watches_now(self, request: SetWatches) -> None:
         result = self._kazoo.handler.async_result()
