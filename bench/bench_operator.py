@@ -137,8 +137,10 @@ def main() -> None:
                     str(broker), "--rack", f"rack-{broker}", "--log-dir",
                     str(work / f"data-{broker}"), "--log-level", "WARNING",
                 ], env)  # fmt: skip
+            liveness = f"http://127.0.0.1:{free_port()}/healthz"
             spawn("operator", ["kafka_topic_operator.cli", "run", "--zookeeper", connect,
-                               "--embedded-controller", "--liveness", "", "--log-level",
+                               "--embedded-controller", "--liveness", liveness,
+                               "--metrics-port", str(free_port()), "--log-level",
                                "WARNING"], env)  # fmt: skip
             wait_for(
                 lambda: (
@@ -147,6 +149,8 @@ def main() -> None:
                 ),
                 "the brokers and the controller",
             )
+            # Applied to a running operator: kopf serves its liveness endpoint once started.
+            wait_for(lambda: urllib.request.urlopen(liveness, timeout=2), "the operator")
             bodies = [
                 {"apiVersion": "kto.dev/v1", "kind": "KafkaTopic",
                  "metadata": {"name": f"topic-{i}"}, "spec": {"partitions": 12, "replicas": 3}}

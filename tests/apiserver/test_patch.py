@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafka_topic_operator.apiserver.patch import (
     PatchError,
+    deep_copy,
     json_patch,
     merge_patch,
     strategic_merge_patch,
@@ -187,3 +190,31 @@ def test_strategic_merge_patch_service_ports_by_port_and_retain_keys() -> None:
         strategy, {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}
     )
     assert out == {"strategy": {"type": "Recreate"}}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=20,
+)
+
+
+def _containers(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@given(json_values)
+def test_a_deep_copy_is_equal_and_shares_no_container(value: Any) -> None:
+    doubled = {"a": value, "b": value}  # one value twice: copied twice
+    copied = deep_copy(doubled)
+    assert copied == doubled
+    assert [type(x) for x in _containers(copied)] == [type(x) for x in _containers(doubled)]
+    ids = [id(c) for c in _containers(copied)]
+    assert len(set(ids)) == len(ids)
+    assert not set(ids) & {id(c) for c in _containers(doubled)}
+    if isinstance(value, bool):
+        assert copied["a"] is value

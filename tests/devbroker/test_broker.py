@@ -39,8 +39,8 @@ StartBroker = Callable[..., DevBroker]
 
 
 def status_with(broker: DevBroker, condition: Callable[[Any], bool]) -> dict[str, Any]:
-    """The status file once it shows `condition`: request handling rewrites it at most every
-    STATUS_INTERVAL."""
+    """The status file once it shows `condition`: the broker rewrites it once requests pause
+    (STATUS_QUIET), at most every STATUS_INTERVAL."""
 
     def current() -> dict[str, Any] | None:
         status = read_status(broker.log_dir.path)

@@ -137,11 +137,35 @@ def _compile_cached(key: tuple[tuple[str, Any], ...]) -> CompiledRule:
     return compile_rule(dict(key))
 
 
-def _rules(schema: Schema) -> list[CompiledRule]:
-    return [
+# Per schema node, kept with the node itself so that its id is not reused while cached: the
+# rules compiled and whether any node below has rules. Schemas live as long as their CRD.
+_NODE_CACHE: dict[int, tuple[Schema, list[CompiledRule], bool]] = {}
+_NODE_CACHE_LIMIT = 100_000
+
+
+def _node(schema: Schema) -> tuple[Schema, list[CompiledRule], bool]:
+    cached = _NODE_CACHE.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached
+    rules = [
         _compile_cached(tuple(sorted(spec.items())))
         for spec in schema.get("x-kubernetes-validations") or []
     ]
+    below = [*(schema.get("properties") or {}).values()]
+    below += [schema.get(k) for k in ("items", "additionalProperties")]
+    entry = (
+        schema,
+        rules,
+        bool(rules) or any(_node(sub)[2] for sub in below if isinstance(sub, dict)),
+    )
+    if len(_NODE_CACHE) >= _NODE_CACHE_LIMIT:
+        _NODE_CACHE.clear()
+    _NODE_CACHE[id(schema)] = entry
+    return entry
+
+
+def _rules(schema: Schema) -> list[CompiledRule]:
+    return _node(schema)[1]
 
 
 def _to_cel(value: Any, schema: Schema) -> Any:
@@ -259,8 +283,8 @@ def _walk(
     *,
     root: bool = False,
 ) -> None:
-    if value is None:
-        return
+    if value is None or not has_rules(schema):
+        return  # no rule here or below (a status without rules is not walked)
     _check(value, old, has_old, schema, path, errs, root=root)
     if isinstance(value, dict):
         props: dict[str, Schema] = schema.get("properties") or {}
@@ -300,11 +324,4 @@ def _walk(
 
 def has_rules(schema: Schema) -> bool:
     """Whether any node of the schema carries x-kubernetes-validations (skip the walk if not)."""
-    if schema.get("x-kubernetes-validations"):
-        return True
-    if any(has_rules(sub) for sub in (schema.get("properties") or {}).values()):
-        return True
-    return any(
-        isinstance(schema.get(k), dict) and has_rules(schema[k])
-        for k in ("items", "additionalProperties")
-    )
+    return _node(schema)[2]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from .protobuf import ProtobufError
 from .resources import ResourceInfo
 from .streaming import (
     CLUSTER_KEY,
+    ENCODED_KEY,
     SETTINGS_KEY,
     accept_mode,
     respond,
@@ -398,6 +400,7 @@ def build_app(cluster: Cluster, *, bookmark_interval: float = 60.0) -> web.Appli
     app = web.Application(middlewares=[status_errors], client_max_size=16 * 1024 * 1024)
     app[CLUSTER_KEY] = cluster
     app[SETTINGS_KEY] = {"bookmark_interval": bookmark_interval}
+    app[ENCODED_KEY] = OrderedDict()
     app.router.add_get("/version", handle_version)
     for path in ("/healthz", "/livez", "/readyz"):
         app.router.add_get(path, handle_health)

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import random
+from collections import OrderedDict
 from typing import Any
 
 from aiohttp import web
@@ -22,6 +23,11 @@ Obj = dict[str, Any]
 
 CLUSTER_KEY: web.AppKey[Cluster] = web.AppKey("cluster", Cluster)
 SETTINGS_KEY: web.AppKey[dict[str, float]] = web.AppKey("settings", dict)
+# Watch event lines as JSON, by (type, storage, apiVersion, resourceVersion): encoded once for
+# every watcher that receives them (a resourceVersion names one state of one object).
+Encoded = OrderedDict[tuple[str, str, str, str], bytes]
+ENCODED_KEY: web.AppKey[Encoded] = web.AppKey("encoded", OrderedDict)
+ENCODED_LIMIT = 4096
 
 # kube-apiserver ends a watch that asked for no timeout after a random 30-60 minutes.
 _MIN_WATCH_TIMEOUT = 1800.0
@@ -94,6 +100,7 @@ async def serve_watch(
     deadline = loop.time() + timeout
     interval = settings.get("bookmark_interval", 60.0)
     first_table = True
+    encoded = request.app.get(ENCODED_KEY)
 
     def line(kind: str, obj: Obj) -> bytes:
         nonlocal first_table
@@ -110,6 +117,16 @@ async def serve_watch(
                 first_table = False
             elif mode == "metadata":
                 shown = tables.partial(obj)
+            elif encoded is not None:
+                rv = str(obj["metadata"].get("resourceVersion", ""))
+                key = (kind, info.storage, info.api_version, rv)
+                text = encoded.get(key)
+                if text is None:
+                    text = dumps({"type": kind, "object": cluster.render(info, obj)}) + b"\n"
+                    encoded[key] = text
+                    if len(encoded) > ENCODED_LIMIT:
+                        encoded.popitem(last=False)
+                return text
             else:
                 shown = cluster.render(info, obj)
         return dumps({"type": kind, "object": shown}) + b"\n"

@@ -60,9 +60,12 @@ log = logging.getLogger(__name__)
 
 _ISR_WRITE_ATTEMPTS: Final = 5
 _WORKER_RETRY_BACKOFF: Final = 0.5
-# The status file is a view for people and tests: while requests stream in, rewritten at most
-# this often (seconds), and less often when writing it takes long.
+# The status file is a view for people and tests: rewritten once requests pause for STATUS_QUIET
+# seconds (at the latest STATUS_MAX_STALE after a change), at most every STATUS_INTERVAL, and
+# less often when writing it takes long.
 STATUS_INTERVAL: Final = 0.5
+STATUS_QUIET: Final = 0.2
+STATUS_MAX_STALE: Final = 5.0
 _LOGGED_PARTITIONS: Final = 10
 
 
@@ -118,8 +121,10 @@ class DevBroker:
         self._lock = threading.RLock()
         self._status_lock = threading.Lock()
         self._status: dict[str, object] = {}
-        self._status_due = 0.0  # monotonic time before which throttled writes wait
-        self._status_pending = False
+        self._status_due = 0.0  # monotonic time before which pending writes wait
+        self._status_pending = False  # a change since the last write
+        self._pending_since = 0.0
+        self._last_change = 0.0
         self._state = "starting"
         self.cluster_id: str | None = None
 
@@ -277,7 +282,7 @@ class DevBroker:
     def _run(self) -> None:
         while True:
             # A throttled status write is due: wake for it even if nothing else happens.
-            due = self._status_due - time.monotonic() if self._status_pending else None
+            due = self._status_write_due() - time.monotonic() if self._status_pending else None
             self._wake.wait(None if due is None else max(due, 0.0))
             self._wake.clear()
             if self._stop_worker.is_set():
@@ -301,8 +306,8 @@ class DevBroker:
                 self._write_status_locked()
             self._process_requests()
             self._expand_isr()
-            if self._status_pending:
-                self._write_status_locked(throttled=True)
+            if self._status_pending and time.monotonic() >= self._status_write_due():
+                self._write_status_locked()
 
     # ---- requests ---------------------------------------------------------------------------
 
@@ -319,7 +324,7 @@ class DevBroker:
                 answered.append((node.path, node.version, self._answer(node.path, node.data)))
         if not answered:
             return
-        self._write_status_locked(throttled=True)
+        self._status_changed()
         # Each answer and its dequeue in one transaction: a crash never answers twice or loses
         # one. The transactions are pipelined, in queue order.
         transactions: list[list[Create | Delete]] = []
@@ -404,7 +409,7 @@ class DevBroker:
             self._brokers_changed = True
             raise
         if expanded:
-            self._write_status_locked(throttled=True)
+            self._status_changed()
             # ZkIsrManager batches these for up to 5 s; a dev broker tells the controller at once.
             self._zk.create(
                 znodes.isr_change_path(), znodes.encode_isr_change(expanded), sequence=True
@@ -558,15 +563,24 @@ class DevBroker:
         finally:
             self._lock.release()
 
-    def _write_status_locked(self, *, throttled: bool = False) -> None:
-        """Writes the status file; `throttled` writes (request handling) wait until the last
-        write is STATUS_INTERVAL old (or 49 times its duration), and the worker writes what is
-        pending then: rebuilding the status of thousands of partitions for every request would
-        cost more than the requests."""
-        began = time.monotonic()
-        if throttled and began < self._status_due:
+    def _status_changed(self) -> None:
+        """Requests changed what the status shows: the worker writes it once they pause."""
+        now = time.monotonic()
+        if not self._status_pending:
             self._status_pending = True
-            return
+            self._pending_since = now
+        self._last_change = now
+
+    def _status_write_due(self) -> float:
+        """When a pending write is due: once requests pause for STATUS_QUIET (a burst of
+        requests is one write, not one per request), or at the latest STATUS_MAX_STALE after
+        the first change; never sooner than the last write's STATUS_INTERVAL (or 49 times its
+        duration: rebuilding the status of thousands of partitions takes a while)."""
+        settled = min(self._last_change + STATUS_QUIET, self._pending_since + STATUS_MAX_STALE)
+        return max(self._status_due, settled)
+
+    def _write_status_locked(self) -> None:
+        began = time.monotonic()
         self._status_pending = False
         status = self.replica_manager.to_json()
         try:

@@ -168,7 +168,11 @@ class _Reader:
 
     def int32_list(self) -> list[int]:
         v = self.value
-        if type(v) is list and all(type(i) is int and _INT_MIN <= i <= _INT_MAX for i in v):
+        if (
+            type(v) is list
+            and all(type(i) is int for i in v)
+            and (not v or (min(v) >= _INT_MIN and max(v) <= _INT_MAX))
+        ):
             return list(v)  # the common case, without a reader per item
         return [item.int32() for item in self.array()]
 
