@@ -88,7 +88,8 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.persistence.diffbase_storage = kopf_tuning.StatusDiffBaseStorage()
     kopf_tuning.skip_empty_patch_copies()
     settings.posting.level = logging.WARNING
-    # Handlers wait on ZooKeeper most of the time: more of them in flight than kopf's default.
+    # Deletion handlers (threads) wait on ZooKeeper most of the time: more of them in flight
+    # than kopf's default. Reconciles are async and wait on the batcher instead.
     settings.execution.max_workers = 128
 
 
