@@ -4,8 +4,9 @@ fails only its own topic, and the batcher groups what waits and reads the outcom
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -122,6 +123,23 @@ class HeldBatches:
         monkeypatch.setattr(batcher_module, "reconcile_topics", held)
 
 
+@contextlib.contextmanager
+def held_on_first(
+    zk: ZkClient, monkeypatch: pytest.MonkeyPatch, first: Request, creation_wait: float = 0.0
+) -> Iterator[tuple[ReconcileBatcher, HeldBatches, Future[Outcome]]]:
+    """A running batcher whose first batch (`first` alone) waits until `held.release` is set,
+    so that what is submitted meanwhile waits together."""
+    held = HeldBatches(monkeypatch)
+    batcher = ReconcileBatcher(zk, creation_wait=creation_wait)
+    batcher.start()
+    try:
+        future = batcher.submit(first)
+        assert held.first_taken.wait(20)
+        yield batcher, held, future
+    finally:
+        batcher.stop()
+
+
 def results(futures: Sequence[Future[Outcome]]) -> list[Outcome]:
     return [f.result(timeout=30) for f in futures]
 
@@ -132,18 +150,16 @@ def test_what_waits_goes_as_one_batch_and_is_read_back_online(
     for broker in (0, 1, 2):
         cluster.start_broker(broker)
     cluster.start_controller()
-    held = HeldBatches(monkeypatch)
-    batcher = ReconcileBatcher(cluster.zk, creation_wait=10.0)
-    batcher.start()
-    try:
-        first = batcher.submit(Request("first", {"partitions": 3, "replicas": 3}))
-        assert held.first_taken.wait(20)
+    first = Request("first", {"partitions": 3, "replicas": 3})
+    with held_on_first(cluster.zk, monkeypatch, first, creation_wait=10.0) as (
+        batcher,
+        held,
+        first_future,
+    ):
         spec = {"partitions": 6, "replicas": 2}
         rest = [batcher.submit(Request(f"t{i}", spec)) for i in range(25)]
         held.release.set()
-        outcomes = results([first, *rest])
-    finally:
-        batcher.stop()
+        outcomes = results([first_future, *rest])
     assert held.batches == [["first"], [f"t{i}" for i in range(25)]]
     for i, outcome in enumerate(outcomes[1:]):
         assert outcome.snapshot is not None
@@ -157,20 +173,15 @@ def test_requests_for_one_topic_go_in_separate_batches(
     cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cluster.start_broker(0)
-    held = HeldBatches(monkeypatch)
-    batcher = ReconcileBatcher(cluster.zk, creation_wait=0.0)
-    batcher.start()
-    try:
-        futures = [batcher.submit(Request("first", {"partitions": 1, "replicas": 1}))]
-        assert held.first_taken.wait(20)
+    first = Request("first", {"partitions": 1, "replicas": 1})
+    with held_on_first(cluster.zk, monkeypatch, first) as (batcher, held, first_future):
+        futures = [first_future]
         for resource in ("a", "b", "c"):
             spec = {"topicName": "shared", "partitions": 1, "replicas": 1}
             futures.append(batcher.submit(Request(resource, spec)))
         futures.append(batcher.submit(Request("other", {"partitions": 1, "replicas": 1})))
         held.release.set()
         outcomes = results(futures)
-    finally:
-        batcher.stop()
     assert held.batches == [["first"], ["a", "other"], ["b"], ["c"]]
     # The later requests found the topic the first one created.
     assert isinstance(outcomes[1].step.plan.actions[0], CreateTopic)
@@ -191,20 +202,15 @@ def test_a_request_that_breaks_the_planner_fails_alone(
         return real_plan(desired, *args, **kwargs)
 
     monkeypatch.setattr(reconcile, "plan", plan)
-    held = HeldBatches(monkeypatch)
-    batcher = ReconcileBatcher(cluster.zk, creation_wait=0.0)
-    batcher.start()
-    try:
-        futures = [batcher.submit(Request("first", {"partitions": 1, "replicas": 1}))]
-        assert held.first_taken.wait(20)
+    first = Request("first", {"partitions": 1, "replicas": 1})
+    with held_on_first(cluster.zk, monkeypatch, first) as (batcher, held, first_future):
         names = ("a", "poison", "b")
+        futures = [first_future]
         futures += [batcher.submit(Request(n, {"partitions": 1, "replicas": 1})) for n in names]
         held.release.set()
         with pytest.raises(RuntimeError, match="a bug"):
             futures[2].result(timeout=30)
         ok = results([futures[1], futures[3]])
-    finally:
-        batcher.stop()
     assert all(isinstance(o.step.plan.actions[0], CreateTopic) for o in ok)
     assert set(cluster.zk.children(znodes.TOPICS_PATH) or []) == {"first", "a", "b"}
 

@@ -27,6 +27,7 @@ from kafka_topic_operator.zk.znodes import (
     _describe,
     _encode,
     _Reader,
+    is_int32_array,
 )
 from kafka_topic_operator.zk.znodes import (
     ZNodeDataError as ZNodeDataError,
@@ -617,9 +618,7 @@ def _leader_and_isr_state(item: _Reader) -> LeaderAndIsrPartitionState:
 
 
 def _plain_ints(value: object) -> tuple[int, ...] | None:
-    if type(value) is list and all(type(i) is int and _INT_MIN <= i <= _INT_MAX for i in value):
-        return tuple(value)
-    return None
+    return tuple(value) if is_int32_array(value) else None
 
 
 def _plain_int32(value: object) -> bool:
@@ -631,60 +630,76 @@ def _plain_optional_ints(fields: dict[str, object], key: str) -> tuple[int, ...]
     return () if value is None else _plain_ints(value)
 
 
-def _plain_leader_and_isr_state(fields: object) -> LeaderAndIsrPartitionState | None:
+class _PlainCore(NamedTuple):
+    """What both kinds of partition state share: topic, partition, four 32-bit numbers (in
+    the order `number_keys` names them), ISR and replicas."""
+
+    fields: dict[str, object]
+    topic: str
+    partition: int
+    numbers: tuple[int, int, int, int]
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+
+
+def _plain_core(fields: object, number_keys: tuple[str, str, str, str]) -> _PlainCore | None:
     if type(fields) is not dict:
         return None
     try:
         topic, partition = fields["topic"], fields["partition"]
-        epochs = (fields["controller_epoch"], fields["leader"], fields["leader_epoch"],
-                  fields["partition_epoch"])  # fmt: skip
+        numbers = tuple(fields[key] for key in number_keys)
         isr, replicas = _plain_ints(fields["isr"]), _plain_ints(fields["replicas"])
     except KeyError:
         return None
-    adding = _plain_optional_ints(fields, "adding_replicas")
-    removing = _plain_optional_ints(fields, "removing_replicas")
-    is_new = fields.get("is_new", False)
-    recovery = fields.get("leader_recovery_state", 0)
-    if (
-        type(topic) is not str
-        or not (_plain_int32(partition) and partition >= 0)
-        or not all(_plain_int32(e) for e in epochs)
-        or isr is None
-        or replicas is None
-        or adding is None
-        or removing is None
-        or not (is_new is None or type(is_new) is bool)
-        or not (recovery is None or (type(recovery) is int and recovery in (0, 1)))
-    ):
-        return None
-    return LeaderAndIsrPartitionState(
-        topic, partition, epochs[0], epochs[1], epochs[2], isr, epochs[3], replicas,
-        adding, removing, bool(is_new), LeaderRecoveryState(recovery or 0),
-    )  # fmt: skip
-
-
-def _plain_update_metadata_state(fields: object) -> UpdateMetadataPartitionState | None:
-    if type(fields) is not dict:
-        return None
-    try:
-        topic, partition = fields["topic"], fields["partition"]
-        numbers = (fields["controller_epoch"], fields["leader"], fields["leader_epoch"],
-                   fields["zk_version"])  # fmt: skip
-        isr, replicas = _plain_ints(fields["isr"]), _plain_ints(fields["replicas"])
-    except KeyError:
-        return None
-    offline = _plain_optional_ints(fields, "offline_replicas")
     if (
         type(topic) is not str
         or not (_plain_int32(partition) and partition >= 0)
         or not all(_plain_int32(n) for n in numbers)
         or isr is None
         or replicas is None
-        or offline is None
     ):
         return None
+    return _PlainCore(fields, topic, partition, numbers, isr, replicas)
+
+
+_LEADER_AND_ISR_NUMBERS: Final = ("controller_epoch", "leader", "leader_epoch", "partition_epoch")
+_UPDATE_METADATA_NUMBERS: Final = ("controller_epoch", "leader", "leader_epoch", "zk_version")
+
+
+def _plain_leader_and_isr_state(fields: object) -> LeaderAndIsrPartitionState | None:
+    core = _plain_core(fields, _LEADER_AND_ISR_NUMBERS)
+    if core is None:
+        return None
+    adding = _plain_optional_ints(core.fields, "adding_replicas")
+    removing = _plain_optional_ints(core.fields, "removing_replicas")
+    is_new = core.fields.get("is_new", False)
+    recovery = core.fields.get("leader_recovery_state", 0)
+    if (
+        adding is None
+        or removing is None
+        or not (is_new is None or type(is_new) is bool)
+        or not (recovery is None or (type(recovery) is int and recovery in (0, 1)))
+    ):
+        return None
+    controller_epoch, leader, leader_epoch, partition_epoch = core.numbers
+    return LeaderAndIsrPartitionState(
+        core.topic, core.partition, controller_epoch, leader, leader_epoch, core.isr,
+        partition_epoch, core.replicas, adding, removing, bool(is_new),
+        LeaderRecoveryState(recovery or 0),
+    )  # fmt: skip
+
+
+def _plain_update_metadata_state(fields: object) -> UpdateMetadataPartitionState | None:
+    core = _plain_core(fields, _UPDATE_METADATA_NUMBERS)
+    if core is None:
+        return None
+    offline = _plain_optional_ints(core.fields, "offline_replicas")
+    if offline is None:
+        return None
+    controller_epoch, leader, leader_epoch, zk_version = core.numbers
     return UpdateMetadataPartitionState(
-        topic, partition, numbers[0], numbers[1], numbers[2], isr, numbers[3], replicas, offline,
+        core.topic, core.partition, controller_epoch, leader, leader_epoch, core.isr,
+        zk_version, core.replicas, offline,
     )  # fmt: skip
 
 

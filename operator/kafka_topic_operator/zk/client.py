@@ -8,6 +8,7 @@ write (it gets ControllerMovedException instead).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -387,15 +388,9 @@ class ZkClient:
         with appeared:
             while missing:
                 left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                before = len(missing)
-                # Condition.wait may wake without a notification: wait out the same stretch.
                 stretch = min(left, idle if idle is not None else left)
-                until = time.monotonic() + stretch
-                while len(missing) == before and (rest := until - time.monotonic()) > 0:
-                    appeared.wait(rest)
-                if len(missing) == before:
+                fewer = functools.partial(_fewer_than, missing, len(missing))
+                if stretch <= 0 or not appeared.wait_for(fewer, stretch):
                     return False
             return True
 
@@ -637,6 +632,10 @@ class ZkClient:
     def raw(self) -> Any:
         """The kazoo client, for recipes the facade does not wrap (watches, locks)."""
         return self._kazoo
+
+
+def _fewer_than(items: set[str], count: int) -> bool:
+    return len(items) < count
 
 
 def _node(path: str, data: bytes | None, stat: Any) -> Node:
