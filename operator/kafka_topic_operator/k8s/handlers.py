@@ -26,7 +26,7 @@ from kafka_topic_operator.kafka.errors import (
     UnknownTopicOrPartitionException,
 )
 from kafka_topic_operator.topics.batcher import ReconcileBatcher
-from kafka_topic_operator.topics.ownership import TopicClaims, claim_of
+from kafka_topic_operator.topics.ownership import TopicClaims, claim_of, topic_of
 from kafka_topic_operator.topics.reconcile import Request
 from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
 from kafka_topic_operator.topics.status import (
@@ -203,7 +203,7 @@ async def _reconcile(
         left = Condition("Unknown", "Unmanaged", f'{MANAGED} is "false": the topic is left alone')
         _set_condition(patch, status, meta, left)
         return
-    topic = str(spec.get("topicName") or name)
+    topic = topic_of(name, spec)
     owner = _owner(topic)
     if owner is not None and owner != (namespace or "", name):
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"

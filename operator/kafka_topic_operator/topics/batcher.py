@@ -58,11 +58,6 @@ class _Written:
     step: Step
 
 
-def topic_of(request: Request) -> str:
-    """The topic a request names (`spec.topicName`, else the resource's name)."""
-    return str(request.spec.get("topicName") or request.resource_name)
-
-
 class ReconcileBatcher:
     def __init__(
         self,
@@ -124,7 +119,7 @@ class ReconcileBatcher:
             topics: set[str] = set()
             while self._waiting and len(batch) < self._max_batch:
                 pending = self._waiting.popleft()
-                topic = topic_of(pending.request)
+                topic = pending.request.topic
                 (later if topic in topics else batch).append(pending)
                 topics.add(topic)
             self._waiting.extendleft(reversed(later))
@@ -145,7 +140,7 @@ class ReconcileBatcher:
             return
         except Exception as e:  # a bug met by one request must not fail the others with it
             if len(batch) == 1:
-                log.exception("reconciling %s failed", topic_of(batch[0].request))
+                log.exception("reconciling %s failed", batch[0].request.topic)
                 batch[0].future.set_exception(e)
                 return
             for pending in batch:

@@ -29,11 +29,16 @@ class Claim:
         return (self.namespace, self.name)
 
 
+def topic_of(name: str, spec: Mapping[str, Any]) -> str:
+    """The topic a resource names: spec.topicName, else the resource's own name."""
+    return str(spec.get("topicName") or name)
+
+
 def claim_of(namespace: str | None, name: str, spec: Mapping[str, Any],
              meta: Mapping[str, Any]) -> Claim:  # fmt: skip
-    """A resource's claim: spec.topicName, else the resource's own name."""
-    topic = spec.get("topicName") or name
-    return Claim(str(meta.get("creationTimestamp") or ""), namespace or "", name, str(topic))
+    """A resource's claim on the topic it names."""
+    topic = topic_of(name, spec)
+    return Claim(str(meta.get("creationTimestamp") or ""), namespace or "", name, topic)
 
 
 class TopicClaims:

@@ -19,6 +19,7 @@ from kafka_topic_operator.kafka.names import has_collision_chars
 from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
+from kafka_topic_operator.topics.ownership import topic_of
 from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason, plan
 from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
 from kafka_topic_operator.zk import admin, znodes
@@ -33,6 +34,10 @@ class Request:
     # The topic this resource already manages (from its status); any other existing topic is
     # adopted only if it matches the spec.
     managed_topic: str | None = None
+
+    @property
+    def topic(self) -> str:
+        return topic_of(self.resource_name, self.spec)
 
 
 @dataclass(frozen=True, slots=True)
