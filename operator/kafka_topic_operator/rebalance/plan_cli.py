@@ -3,8 +3,8 @@
 Reads the cluster from ZooKeeper, plans with local Spark, and writes Kafka's reassignment JSON
 (ready for `kafka-reassign-partitions --execute`) and, when asked, the HTML report. Nothing is
 written to the cluster. Partition sizes (for the bytes to move and DiskUsageDistribution) come
-from a metrics file (`--sizes`), brokers' log directories (`--log-dirs`), or both: the file's
-size wins for a partition both give.
+from a file (`--sizes`: the metrics file, or what `kafka-log-dirs.sh --describe` prints), brokers'
+log directories (`--log-dirs`), or both: the file's size wins for a partition both give.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="FILE",
-        help='partition sizes: {"partitions": [{"topic": T, "partition": P, "sizeBytes": N}]}',
+        help='partition sizes: {"partitions": [{"topic": T, "partition": P, "sizeBytes": N}]}, '
+        "or what kafka-log-dirs.sh --describe prints",
     )
     parser.add_argument(
         "--log-dirs",
@@ -123,7 +124,7 @@ def read_sizes(
     metrics: Path | None, log_dirs: Sequence[Path] | None, leaders: Mapping[TopicPartition, int]
 ) -> dict[TopicPartition, int] | None:
     """The sizes `--sizes` and `--log-dirs` give (the file wins), or None without either."""
-    from kafka_topic_operator.rebalance.sizes import parse_sizes, read_partition_sizes
+    from kafka_topic_operator.rebalance.sizes import read_partition_sizes, read_sizes_document
 
     if metrics is None and log_dirs is None:
         return None
@@ -133,7 +134,7 @@ def read_sizes(
             text = metrics.read_text()
         except OSError as e:
             raise SizesError(f"{metrics}: {e.strerror}") from None
-        sizes.update(parse_sizes(text, str(metrics)))
+        sizes.update(read_sizes_document(text, str(metrics), leaders))
     return sizes
 
 

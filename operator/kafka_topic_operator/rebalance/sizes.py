@@ -1,10 +1,18 @@
 """Partition sizes, for the bytes a plan moves and the DiskUsageDistribution goal.
 
-Two sources, which `kto plan` reads with `--sizes` and `--log-dirs`:
+Three sources, which `kto plan` reads with `--sizes` (either document) and `--log-dirs`, and a
+KafkaRebalance from the ConfigMap its spec.partitionSizes names (either document):
 
 - a metrics file, JSON, one entry per partition (sizes in bytes, whole numbers):
 
       {"partitions": [{"topic": "orders", "partition": 0, "sizeBytes": 1073741824}, ...]}
+
+- what `kafka-log-dirs.sh --describe` prints: its JSON line (the lines before it are prose),
+  each broker's replicas in each log directory, `"partition"` spelled `<topic>-<partition>`:
+
+      {"version": 1, "brokers": [{"broker": 1, "logDirs": [{"logDir": "/var/kafka", "error":
+       null, "partitions": [{"partition": "orders-0", "size": 1073741824, "offsetLag": 0,
+       "isFuture": false}]}]}]}
 
 - brokers' log directories (Kafka's layout, as dev brokers keep it): each `<topic>-<partition>`
   directory holds a replica, whose size is the bytes of its log segments (`*.log`), as
@@ -18,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +35,9 @@ from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 ENTRY_KEYS = ("topic", "partition", "sizeBytes")
+GZIP_MAGIC = b"\x1f\x8b"
+# A gzipped document inflates at most this far: sizes of millions of replicas, not a zip bomb.
+MAX_INFLATED = 512 * 1024 * 1024
 SEGMENT_SUFFIX = ".log"
 
 
@@ -75,6 +87,121 @@ def _entry(entry: Any, where: str) -> tuple[TopicPartition, int]:
     return TopicPartition(topic, partition), size
 
 
+def parse_log_dirs_describe(
+    text: str, source: str = "log dirs"
+) -> dict[int, dict[TopicPartition, int]]:
+    """Replica sizes by broker from `kafka-log-dirs.sh --describe`'s output, or SizesError
+    naming `source` and the bad entry. A future replica (being moved between a broker's log
+    directories, `isFuture`) is the current one's copy and is skipped; so is a log directory
+    that reports an error (it lists no replicas)."""
+    line = next((x for x in reversed(text.splitlines()) if x.lstrip().startswith("{")), None)
+    if line is None:
+        raise SizesError(f"{source}: no JSON line (kafka-log-dirs.sh --describe prints one)")
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise SizesError(f"{source}: not JSON: {e}") from None
+    brokers = _field(data, "brokers", list, source)
+    read: list[tuple[str, int, dict[TopicPartition, int]]] = []
+    for i, entry in enumerate(brokers):
+        where = f"{source}: brokers[{i}]"
+        broker = _field(entry, "broker", int, where)
+        if not _whole(broker):
+            raise SizesError(f"{where}: broker must be a whole number >= 0, not {broker!r}")
+        for j, log_dir in enumerate(_field(entry, "logDirs", list, where)):
+            at = f"{where}.logDirs[{j}]"
+            if not isinstance(log_dir, dict):
+                raise SizesError(f"{at}: expected an object")
+            if log_dir.get("error") is not None:
+                continue
+            path = str(log_dir.get("logDir", at))
+            read.append((path, broker, _replicas(_field(log_dir, "partitions", list, at), at)))
+    return merge_log_dirs(read)
+
+
+def _field(obj: Any, name: str, kind: type, where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise SizesError(f"{where}: expected an object")
+    if name not in obj:
+        raise SizesError(f"{where}: {name} missing")
+    value = obj[name]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise SizesError(f"{where}: {name} must be a {_KINDS[kind]}, not {value!r}")
+    return value
+
+
+_KINDS = {list: "list", int: "whole number", str: "string"}
+
+
+def _replicas(entries: list[Any], where: str) -> dict[TopicPartition, int]:
+    out: dict[TopicPartition, int] = {}
+    for k, entry in enumerate(entries):
+        at = f"{where}.partitions[{k}]"
+        name = _field(entry, "partition", str, at)
+        size = _field(entry, "size", int, at)
+        topic, _, number = name.rpartition("-")
+        if not topic or not number.isdigit():
+            raise SizesError(f"{at}: partition must read <topic>-<partition>, not {name!r}")
+        if size < 0:
+            raise SizesError(f"{at}: size must be a whole number >= 0, not {size!r}")
+        if entry.get("isFuture") is True:
+            continue
+        out[TopicPartition(topic, int(number))] = size
+    return out
+
+
+def read_sizes_document(
+    text: str, source: str, leaders: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """Partition sizes from either document: the metrics file, or kafka-log-dirs.sh's output
+    (a partition's size is then its leader's replica's, see `partition_sizes`)."""
+    return sizes_from_documents({source: text}, leaders)
+
+
+def sizes_from_documents(
+    documents: Mapping[str, str], leaders: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """Partition sizes from several documents by name (a ConfigMap's keys): the replicas of
+    log-dirs outputs are merged (each may describe some brokers), metrics files may not name a
+    partition twice, and a metrics file's size wins over the log directories'."""
+    replicas: list[tuple[str, int, Mapping[TopicPartition, int]]] = []
+    metrics: dict[TopicPartition, int] = {}
+    named: dict[TopicPartition, str] = {}
+    for name in sorted(documents):
+        text = documents[name]
+        if _is_log_dirs(text):
+            by_broker = parse_log_dirs_describe(text, name)
+            replicas += [(name, broker, sizes) for broker, sizes in by_broker.items()]
+            continue
+        for tp, size in parse_sizes(text, name).items():
+            if tp in named:
+                raise SizesError(f"{name}: {tp} is also in {named[tp]}")
+            named[tp] = name
+            metrics[tp] = size
+    return partition_sizes(merge_log_dirs(replicas), leaders) | metrics
+
+
+def decode_document(raw: bytes, source: str) -> str:
+    """A document given as bytes (a ConfigMap's binaryData): gzipped (`gzip log-dirs.txt`, which
+    fits about ten times as many partitions in a ConfigMap's 1 MiB) or plain UTF-8."""
+    if raw.startswith(GZIP_MAGIC):
+        inflate = zlib.decompressobj(wbits=31)
+        try:
+            raw = inflate.decompress(raw, MAX_INFLATED)
+        except zlib.error as e:
+            raise SizesError(f"{source}: not a valid gzip stream: {e}") from None
+        if inflate.unconsumed_tail:
+            raise SizesError(f"{source}: inflates to more than {MAX_INFLATED >> 20} MiB")
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        raise SizesError(f"{source}: neither gzip nor UTF-8 text") from None
+
+
+def _is_log_dirs(text: str) -> bool:
+    return '"brokers"' in text and '"logDirs"' in text
+
+
 def _whole(value: Any) -> bool:
     # JSON's true is a Python int: refused, as is 1.0 (a size is a count of bytes).
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
@@ -101,12 +228,12 @@ def read_log_dir(path: Path) -> tuple[int, dict[TopicPartition, int]]:
 
 
 def merge_log_dirs(
-    read: Iterable[tuple[Path, int, Mapping[TopicPartition, int]]],
+    read: Iterable[tuple[Path | str, int, Mapping[TopicPartition, int]]],
 ) -> dict[int, dict[TopicPartition, int]]:
     """Replica sizes by broker from (path, broker, sizes) of each log directory: a broker may
     have several (JBOD), but a replica lives in only one of them."""
     by_broker: dict[int, dict[TopicPartition, int]] = {}
-    seen: dict[tuple[int, TopicPartition], Path] = {}
+    seen: dict[tuple[int, TopicPartition], Path | str] = {}
     for path, broker, sizes in read:
         mine = by_broker.setdefault(broker, {})
         for tp, size in sizes.items():
