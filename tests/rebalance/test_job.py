@@ -17,6 +17,7 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import job
 from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
 from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.result import broker_bytes
 from kafka_topic_operator.rebalance.samples import grown_cluster
 from kafka_topic_operator.rebalance.spark_session import session_conf
 
@@ -212,6 +213,10 @@ def test_with_sizes_the_data_to_move_is_counted_and_the_swap_goals_run_in_order(
     moved = sum(sizes[tp] * len(set(after[tp]) - set(before[tp])) for tp in after)
     assert output.result.data_to_move_bytes == moved > 0
     assert output.result.to_status()["dataToMoveBytes"] == moved
+    # Each broker's bytes before and after, summed by Spark, are the replicas' sizes it holds.
+    held = {b.broker: (b.bytes_before, b.bytes_after) for b in output.result.brokers}
+    before_bytes, after_bytes = broker_bytes(before, sizes), broker_bytes(after, sizes)
+    assert held == {b: (before_bytes.get(b, 0), after_bytes.get(b, 0)) for b in range(7)}
     phases = [r["phase"] for r in output.rounds]
     assert phases.index("topics") < phases.index("disk") < phases.index("leaders")
     model = ClusterModel(before)
@@ -228,6 +233,7 @@ def test_without_sizes_no_data_to_move_is_said(spark: Any, tmp_path: Path) -> No
     output = job.plan(spark, job.PlanningInput(before, brokers=(0, 1, 2)), tmp_path)
     assert output.result.data_to_move_bytes is None
     assert "dataToMoveBytes" not in output.result.to_status()
+    assert all(b.bytes_before is None and b.bytes_after is None for b in output.result.brokers)
 
 
 def test_disk_balance_needs_every_partitions_size() -> None:

@@ -4,6 +4,7 @@ say what the optimization result says."""
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -182,7 +183,8 @@ def test_the_report_loads_nothing_from_anywhere_and_runs_no_script() -> None:
     style = tree.one("style").text()
     assert "url(" not in style and "@import" not in style
     # The only address in the page is the SVG namespace, which is a name, not a fetch.
-    assert re.findall(r"\w+://[^\"' >]*", doc) == ["http://www.w3.org/2000/svg"] * 2
+    # (three charts: replicas, leaders, and bytes since sizes are known)
+    assert re.findall(r"\w+://[^\"' >]*", doc) == ["http://www.w3.org/2000/svg"] * 3
     csp = [m.attrs["content"] for m in tree.all("meta")
            if m.attrs.get("http-equiv") == "Content-Security-Policy"]  # fmt: skip
     assert csp and csp[0].startswith("default-src 'none'")
@@ -201,10 +203,12 @@ def test_the_report_is_a_well_formed_accessible_html5_document() -> None:
     for table in ("moves", "brokers"):
         assert tree.one("table", table).one("thead").all("th")
     svgs = tree.all("svg")
-    assert len(svgs) == 2
+    assert len(svgs) == 3
     for svg in svgs:
         assert svg.attrs["role"] == "img"
-        assert svg.attrs["aria-label"].startswith(("Replicas per broker", "Leaders per broker"))
+        assert svg.attrs["aria-label"].startswith(
+            ("Replicas per broker", "Leaders per broker", "Bytes per broker")
+        )
         first = next(c for c in svg.children if isinstance(c, Element))
         assert first.tag == "title" and first.text() == svg.attrs["aria-label"]
     ids = [e.attrs["id"] for e in tree.iter() if "id" in e.attrs]
@@ -311,6 +315,71 @@ def test_a_drained_broker_does_not_count_towards_the_target_and_an_exact_target_
         assert (low, high) == (q, q)
         assert bottom - top >= 2
         assert top < pixels(charted[chart], q) < bottom
+
+
+def bytes_of(svg: ET.Element) -> dict[int, tuple[str, str]]:
+    """(before, after) per broker as the bytes chart's hover titles say them."""
+    values: dict[int, dict[str, str]] = {}
+    for bar in bars(svg):
+        match = re.fullmatch(r"broker (\d+)(?: \(rack .*\))?: (.+) (before|after)",
+                             bar.findtext(f"{SVG}title") or "")  # fmt: skip
+        assert match is not None
+        values.setdefault(int(match[1]), {})[match[3]] = match[2]
+    return {b: (v["before"], v["after"]) for b, v in values.items()}
+
+
+def test_with_sizes_a_bytes_chart_shows_each_brokers_bytes_against_the_disk_band() -> None:
+    sizes = {TP("t", 0): 7 * GIB, TP("t", 1): GIB, TP("t", 3): GIB // 2, TP("u", 2): 3 * GIB}
+    result, changes = small(sizes=sizes)
+    # Bytes of each broker's replicas, before (BEFORE) and after (AFTER) the plan.
+    expected = {1: (11 * GIB + GIB // 2, 7 * GIB), 2: (7 * GIB + GIB // 2, 7 * GIB + GIB // 2),
+                3: (GIB, GIB), 4: (0, 4 * GIB + GIB // 2)}  # fmt: skip
+    assert {b.broker: (b.bytes_before, b.bytes_after) for b in result.brokers} == expected
+    status = result.to_status()["brokers"]
+    assert isinstance(status, list)
+    assert {b["broker"]: (b["bytesBefore"], b["bytesAfter"]) for b in status} == expected
+    doc = render(result, changes)
+    svg = charts(doc)["bytes"]
+    assert bytes_of(svg) == {b: (human_bytes(x), human_bytes(y)) for b, (x, y) in expected.items()}
+    # One scale for every bar, in bytes.
+    heights = {(int(b.attrib["data-broker"]), b.attrib["class"]): float(b.attrib["height"])
+               for b in bars(svg)}  # fmt: skip
+    px_per_byte = heights[1, "bar before"] / expected[1][0]
+    for (broker, cls), height in heights.items():
+        value = expected[broker][0 if cls == "bar before" else 1]
+        assert height == pytest.approx(value * px_per_byte, abs=0.02)
+    # The band is DiskUsageDistribution's: the mean of the brokers holding replicas, +-9%.
+    mean = sum(after for _, after in expected.values()) / 4
+    low, high, top, bottom = band_of(svg)
+    assert (low, high) == (math.ceil(mean * 0.91), math.floor(mean * 1.09))
+    baseline = float(bars(svg)[0].attrib["y"]) + float(bars(svg)[0].attrib["height"])
+    assert top == pytest.approx(baseline - high * px_per_byte, abs=0.02)
+    assert bottom == pytest.approx(baseline - low * px_per_byte, abs=0.02)
+    assert "mean ± 9%" in svg.attrib["aria-label"]
+    # The y axis counts in the unit the peak reaches, and says so.
+    axis = [t.text for t in svg.iter(f"{SVG}text") if t.get("class") == "axis-label"]
+    assert axis[0] == "GiB per broker"
+    ticks = [t.text for t in svg.find(f"{SVG}g[@class='y-axis']").iter(f"{SVG}text")][:-1]  # type: ignore[union-attr]
+    assert ticks[0] == "0" and all(t is not None and t.isdigit() for t in ticks)
+    # The broker table gives the exact bytes.
+    table = parse(doc).root.one("table", "brokers")
+    assert [th.text() for th in table.one("thead").all("th")][-2:] == [
+        "Bytes before",
+        "Bytes after",
+    ]
+    cells = {int(row.one("th").text()): [td.text() for td in row.all("td")][-2:]
+             for row in table.one("tbody").all("tr")}  # fmt: skip
+    assert cells == {b: [f"{x:,}", f"{y:,}"] for b, (x, y) in expected.items()}
+
+
+def test_without_sizes_there_is_no_bytes_chart_and_no_bytes_in_status() -> None:
+    result, changes = small()
+    assert set(charts(render(result, changes))) == {"replicas", "leaders"}
+    status = result.to_status()["brokers"]
+    assert isinstance(status, list)
+    assert all("bytesBefore" not in b and "bytesAfter" not in b for b in status)
+    table = parse(render(result, changes)).root.one("table", "brokers")
+    assert "Bytes before" not in table.text()
 
 
 def test_an_empty_cluster_renders_without_a_target() -> None:

@@ -210,9 +210,11 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         if leaders.unbalanced:
             unbalanced.append(leaders.unbalanced)
     changes = _changes(before, after)
+    sizes = _size_table(request, before)
     loads = Loads(
         _counts(before), _counts(after),
         _counts(before.where(F.col("position") == 0)), _counts(after.where(F.col("position") == 0)),
+        *((None, None) if sizes is None else (_bytes(before, sizes), _bytes(after, sizes))),
     )  # fmt: skip
     result = from_counts(
         loads,
@@ -237,14 +239,11 @@ class _Swapped:
 def _swap_goals(spark: SparkSession, request: PlanningInput, before: DataFrame,
                 replicas: DataFrame, progress: Any) -> _Swapped:  # fmt: skip
     """The goals met by swapping replicas, in the order listed; each guards the ones before."""
-    from pyspark.sql import functions as F
 
     from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage, plan_topic_spread
 
     out = _Swapped(replicas, [], [])
-    sizes = None
-    if request.sizes is not None:
-        sizes = before.where(F.col("position") == 0).select("topic", "partition", "size")
+    sizes = _size_table(request, before)
     options = {"racks": request.racks or None, "excluded": request.excluded_topics,
                "receivers": request.receivers, "progress": progress}  # fmt: skip
     for i, goal in enumerate(request.swap_goals):
@@ -316,6 +315,24 @@ def _replica_table(
 
 def _counts(frame: DataFrame) -> dict[int, int]:
     return {row["broker"]: row["count"] for row in frame.groupBy("broker").count().collect()}
+
+
+def _size_table(request: PlanningInput, before: DataFrame) -> DataFrame | None:
+    """(topic, partition, size) of every partition, when sizes are known."""
+    from pyspark.sql import functions as F
+
+    if request.sizes is None:
+        return None
+    return before.where(F.col("position") == 0).select("topic", "partition", "size")
+
+
+def _bytes(replicas: DataFrame, sizes: DataFrame) -> dict[int, int]:
+    """The bytes each broker's replicas hold, `sizes` being (topic, partition, size)."""
+    from pyspark.sql import functions as F
+
+    held = replicas.select("topic", "partition", "broker").join(sizes, ["topic", "partition"])
+    totals = held.groupBy("broker").agg(F.sum("size").alias("bytes")).collect()
+    return {row["broker"]: int(row["bytes"]) for row in totals}
 
 
 def _changes(before: DataFrame, after: DataFrame) -> list[PartitionMove]:

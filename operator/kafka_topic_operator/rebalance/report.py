@@ -1,5 +1,5 @@
 """The rebalance plan as one self-contained HTML page (pure): a summary, per-broker bar charts
-before and after, and the moves.
+before and after (replicas, leaders, and bytes when partition sizes are known), and the moves.
 
 The page is read from a ConfigMap or a CI artifact, often offline or under strict policies, so it
 loads nothing: inline CSS, hand-written inline SVG, no JavaScript, and a Content-Security-Policy
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from html import escape
 
 from kafka_topic_operator.rebalance.bounds import balanced_counts
+from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE, disk_band
 from kafka_topic_operator.rebalance.result import BrokerLoad, OptimizationResult, PartitionMove
 
 # Chart layout, in px. A broker's group of two bars gets PREFERRED_PLOT / brokers, clamped: wide
@@ -80,8 +81,21 @@ def render_html(
         _generated_line(generated_at),
         _summary_section(result, len(changes)),
         _unbalanced_section(result.unbalanced),
-        _chart_section("replicas-chart", "Replicas per broker", result.brokers, replicas, holders),
-        _chart_section("leaders-chart", "Leaders per broker", result.brokers, leaders, holders),
+        _chart_section(
+            "replicas-chart",
+            "Replicas per broker",
+            result.brokers,
+            replicas,
+            _target_band(sum(replicas.after), holders),
+        ),
+        _chart_section(
+            "leaders-chart",
+            "Leaders per broker",
+            result.brokers,
+            leaders,
+            _target_band(sum(leaders.after), holders),
+        ),
+        _bytes_chart(result.brokers, holders),
         _broker_table(result.brokers),
         _moves_section(changes, move_limit),
     ]
@@ -172,11 +186,30 @@ def human_bytes(size: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Series:
-    """One chart's data: a count per broker (in the order of the result's brokers)."""
+    """One chart's data: a count per broker (in the order of the result's brokers). A series of
+    bytes reads in binary units: its axis in the largest unit its peak reaches."""
 
     noun: str
     before: tuple[int, ...]
     after: tuple[int, ...]
+    in_bytes: bool = False
+
+    def text(self, value: int) -> str:
+        return human_bytes(value) if self.in_bytes else _counted(value, self.noun)
+
+    def span(self, band: tuple[int, int], dash: str) -> str:
+        if not self.in_bytes:
+            return _span(band, dash)
+        return f"{human_bytes(band[0])}{dash}{human_bytes(band[1])}"
+
+    def unit(self, peak: int) -> tuple[str, int]:
+        """(name, bytes) of the axis' unit, or ("", 1) for counts."""
+        if not self.in_bytes:
+            return "", 1
+        power = 0
+        while power < len(_BYTE_UNITS) - 1 and peak >= 1024 ** (power + 1):
+            power += 1
+        return _BYTE_UNITS[power], 1024**power
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,13 +244,30 @@ class _Frame:
 
 
 def _chart_section(
-    anchor: str, heading: str, loads: Sequence[BrokerLoad], series: _Series, holders: int
+    anchor: str,
+    heading: str,
+    loads: Sequence[BrokerLoad],
+    series: _Series,
+    band: tuple[int, int] | None,
 ) -> str:
-    band = _target_band(sum(series.after), holders)
     return (
         f'<section aria-labelledby="{anchor}"><h2 id="{anchor}">{heading}</h2>\n'
         f'<div class="chart">\n{_bar_chart(heading, loads, series, band)}\n</div>\n</section>'
     )
+
+
+def _bytes_chart(loads: Sequence[BrokerLoad], holders: int) -> str:
+    """Bytes per broker, with DiskUsageDistribution's band around the mean; none without sizes."""
+    before = [load.bytes_before for load in loads if load.bytes_before is not None]
+    after = [load.bytes_after for load in loads if load.bytes_after is not None]
+    if not loads or len(before) != len(loads) or len(after) != len(loads):
+        return ""
+    series = _Series("bytes", tuple(before), tuple(after), in_bytes=True)
+    band = None
+    if holders:
+        low, high = disk_band(sum(series.after), holders)
+        band = math.ceil(low), math.floor(high)
+    return _chart_section("bytes-chart", "Bytes per broker", loads, series, band)
 
 
 def _target_band(total: int, holders: int) -> tuple[int, int] | None:
@@ -233,13 +283,14 @@ def _bar_chart(
     heading: str, loads: Sequence[BrokerLoad], series: _Series, band: tuple[int, int] | None
 ) -> str:
     peak = max((*series.before, *series.after, band[1] if band else 0, 1))
-    step = _tick_step(peak)
+    unit = series.unit(peak)
+    step = _tick_step(-(-peak // unit[1])) * unit[1]
     frame = _Frame(
         brokers=len(loads),
         group=max(_MIN_GROUP, min(_MAX_GROUP, _PREFERRED_PLOT / max(len(loads), 1))),
         axis_top=-(-peak // step) * step,
     )
-    target = f"; balanced target {_span(band, ' to ')}" if band else ""
+    target = f"; balanced target {_target_text(band, series)}" if band else ""
     label = f"{heading} before and after the plan, {len(loads)} brokers{target}"
     # Presentation attributes rather than the page's CSS, so the SVG still reads when copied out.
     return (
@@ -248,11 +299,11 @@ def _bar_chart(
         f'viewBox="0 0 {_px(frame.width)} {_px(frame.height)}" '
         f'font-family="system-ui, sans-serif" font-size="{_FONT_PX}" fill="#1a202c">\n'
         f"<title>{escape(label)}</title>\n"
-        f"{_y_axis(frame, step, series.noun)}\n"
+        f"{_y_axis(frame, step, unit, series.noun)}\n"
         f"{_bars(frame, loads, series)}\n"
-        f"{_band(frame, band, series.noun)}\n"
+        f"{_band(frame, band, series)}\n"
         f"{_x_axis(frame, loads)}\n"
-        f"{_legend(band)}\n"
+        f"{_legend(band, series)}\n"
         "</svg>"
     )
 
@@ -264,7 +315,7 @@ def _tick_step(peak: int) -> int:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def _y_axis(frame: _Frame, step: int, noun: str) -> str:
+def _y_axis(frame: _Frame, step: int, unit: tuple[str, int], noun: str) -> str:
     right = _LEFT + frame.plot_width
     parts = []
     for count in range(0, frame.axis_top + 1, step):
@@ -272,8 +323,9 @@ def _y_axis(frame: _Frame, step: int, noun: str) -> str:
         parts.append(
             f'<line x1="{_LEFT}" x2="{_px(right)}" y1="{y}" y2="{y}" stroke="#e2e8f0"/>'
             f'<text x="{_LEFT - 6}" y="{y}" text-anchor="end" dominant-baseline="middle">'
-            f"{count}</text>"
+            f"{count // unit[1]}</text>"
         )
+    noun = unit[0] or noun
     middle = _px(_TOP + _PLOT_HEIGHT / 2)
     parts.append(
         f'<line x1="{_LEFT}" x2="{_LEFT}" y1="{_TOP}" y2="{_px(frame.baseline)}" stroke="#4a5568"/>'
@@ -283,7 +335,7 @@ def _y_axis(frame: _Frame, step: int, noun: str) -> str:
     return '<g class="y-axis">' + "".join(parts) + "</g>"
 
 
-def _band(frame: _Frame, band: tuple[int, int] | None, noun: str) -> str:
+def _band(frame: _Frame, band: tuple[int, int] | None, series: _Series) -> str:
     if band is None:
         return ""
     low, high = band
@@ -298,7 +350,7 @@ def _band(frame: _Frame, band: tuple[int, int] | None, noun: str) -> str:
         f'y="{_px(top)}" width="{_px(frame.plot_width)}" height="{_px(bottom - top)}" '
         f'fill="{_TARGET_FILL}" fill-opacity="0.18" stroke="{_TARGET_FILL}" '
         f'stroke-dasharray="4 3" pointer-events="none">'
-        f"<title>balanced target: {_span(band, ' to ')} {noun} per broker</title></rect>"
+        f"<title>balanced target: {_target_text(band, series)} per broker</title></rect>"
     )
 
 
@@ -317,7 +369,7 @@ def _bars(frame: _Frame, loads: Sequence[BrokerLoad], series: _Series) -> str:
             parts.append(
                 f'<rect class="bar {when}" data-broker="{load.broker}" x="{_px(x)}" y="{_px(y)}" '
                 f'width="{_px(width)}" height="{_px(frame.baseline - y)}" fill="{fill}">'
-                f"<title>{escape(name)}: {_counted(count, series.noun)} {when}</title></rect>"
+                f"<title>{escape(name)}: {series.text(count)} {when}</title></rect>"
             )
     return '<g class="bars">' + "\n".join(parts) + "</g>"
 
@@ -361,10 +413,16 @@ def _label_row(frame: _Frame, labels: Sequence[str], every: int, y: float, cls: 
     )
 
 
-def _legend(band: tuple[int, int] | None) -> str:
+def _target_text(band: tuple[int, int], series: _Series) -> str:
+    if series.in_bytes:
+        return f"{series.span(band, ' to ')} (mean ± {DISK_TOLERANCE:.0%})"
+    return f"{_span(band, ' to ')} {series.noun}"
+
+
+def _legend(band: tuple[int, int] | None, series: _Series) -> str:
     entries = [("before", _BEFORE_FILL, ""), ("after", _AFTER_FILL, "")]
     if band is not None:
-        span = _span(band, "\N{EN DASH}")
+        span = f"mean ± {DISK_TOLERANCE:.0%}" if series.in_bytes else _span(band, "\N{EN DASH}")
         entries.append((f"balanced target {span}", _TARGET_FILL, ' fill-opacity="0.35"'))
     parts, x = [], float(_LEFT)
     for text, fill, extra in entries:
@@ -399,16 +457,27 @@ def _px(value: float) -> str:
 
 def _broker_table(loads: Sequence[BrokerLoad]) -> str:
     """The charts' numbers as a table: exact, and readable without seeing the bars."""
+    sized = bool(loads) and all(
+        load.bytes_before is not None and load.bytes_after is not None for load in loads
+    )
     rows = "\n".join(
         f'<tr><th scope="row">{load.broker}</th><td>{escape(load.rack or "")}</td>'
         f'<td class="num">{load.replicas_before}</td><td class="num">{load.replicas_after}</td>'
-        f'<td class="num">{load.leaders_before}</td><td class="num">{load.leaders_after}</td></tr>'
+        f'<td class="num">{load.leaders_before}</td><td class="num">{load.leaders_after}</td>'
+        + (
+            f'<td class="num">{load.bytes_before or 0:,}</td>'
+            f'<td class="num">{load.bytes_after or 0:,}</td>'
+            if sized
+            else ""
+        )
+        + "</tr>"
         for load in loads
     )
-    head = "".join(f'<th scope="col">{h}</th>' for h in _BROKER_COLUMNS)
+    columns = _BROKER_COLUMNS + (("Bytes before", "Bytes after") if sized else ())
+    head = "".join(f'<th scope="col">{h}</th>' for h in columns)
     return (
         '<section aria-labelledby="brokers"><h2 id="brokers">Brokers</h2>\n'
-        "<details><summary>Counts per broker</summary>\n"
+        f"<details><summary>{'Counts and bytes' if sized else 'Counts'} per broker</summary>\n"
         f'<table class="brokers">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n'
         "</table>\n</details>\n</section>"
     )

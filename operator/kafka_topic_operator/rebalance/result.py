@@ -39,6 +39,8 @@ class BrokerLoad:
     replicas_after: int
     leaders_before: int
     leaders_after: int
+    bytes_before: int | None = None  # only when partition sizes are known
+    bytes_after: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,11 @@ class OptimizationResult:
                     "replicasAfter": b.replicas_after,
                     "leadersBefore": b.leaders_before,
                     "leadersAfter": b.leaders_after,
+                    **(
+                        {"bytesBefore": b.bytes_before, "bytesAfter": b.bytes_after}
+                        if b.bytes_before is not None and b.bytes_after is not None
+                        else {}
+                    ),
                 }
                 for b in self.brokers
             ],
@@ -140,6 +147,8 @@ def summarize(
             model.replica_counts(after),
             model.leader_counts(),
             model.leader_counts(after),
+            None if sizes is None else broker_bytes(before, sizes),
+            None if sizes is None else broker_bytes(after, sizes),
         ),
         model.racks,
         brokers,
@@ -159,6 +168,18 @@ class Loads:
     replicas_after: Mapping[int, int]
     leaders_before: Mapping[int, int]
     leaders_after: Mapping[int, int]
+    bytes_before: Mapping[int, int] | None = None  # only when partition sizes are known
+    bytes_after: Mapping[int, int] | None = None
+
+
+def broker_bytes(assignment: Assignment, sizes: Mapping[TopicPartition, int]) -> dict[int, int]:
+    """The bytes of the replicas each broker holds (a partition missing from `sizes`: 0)."""
+    out: dict[int, int] = {}
+    for tp, replicas in assignment.items():
+        size = sizes.get(tp, 0)
+        for b in replicas:
+            out[b] = out.get(b, 0) + size
+    return out
 
 
 def from_counts(
@@ -191,6 +212,8 @@ def from_counts(
                 loads.replicas_after.get(b, 0),
                 loads.leaders_before.get(b, 0),
                 loads.leaders_after.get(b, 0),
+                None if loads.bytes_before is None else loads.bytes_before.get(b, 0),
+                None if loads.bytes_after is None else loads.bytes_after.get(b, 0),
             )
             for b in everyone
         ),
