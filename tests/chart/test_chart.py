@@ -158,7 +158,7 @@ REBALANCE_RULES = {
     *(("kto.dev", "kafkarebalances", v) for v in ("get", "list", "watch", "patch")),
     ("kto.dev", "kafkarebalances/status", "get"),
     ("kto.dev", "kafkarebalances/status", "patch"),
-    *(("", "configmaps", v) for v in ("get", "create", "update")),
+    *(("", "configmaps", v) for v in ("get", "list", "create", "update", "delete")),
 }
 JOB_RULES = {
     *(("batch", "jobs", v) for v in ("get", "create", "delete")),

@@ -131,6 +131,9 @@ VALID_SPECS: list[dict[str, Any]] = [
     {"maxPartitionMovements": 1, "concurrentPartitionMovementsPerBroker": 1,
      "concurrentLeaderMovements": 1, "replicationThrottle": 0},
     {"engine": {"type": "kubernetes", "workDir": "/plans", "volume": "rebalance-plans"}},
+    {"partitionSizes": {"configMap": "kafka-sizes"}},
+    {"goals": ["RackAware", "DiskUsageDistribution"],
+     "partitionSizes": {"configMap": "sizes.v1", "key": "log-dirs_1.txt"}},
     {"engine": {"type": "sparkApplication", "workDir": "s3a://plans/kafka", "image": "spark:3.5",
                 "executors": 4, "executorCores": 2, "executorMemory": "2g", "driverMemory": "1Gi",
                 "serviceAccountName": "spark-driver"}},
@@ -237,6 +240,11 @@ def test_each_rule_rejects_its_case_in_the_crd_and_the_model(
          "body should match"),
         ({"engine": {"type": "kubernetes", "workDir": "/w", "volume": "x" * 254}},
          "spec.engine.volume: Too long: may not be more than 253 bytes"),
+        ({"partitionSizes": {}}, "spec.partitionSizes.configMap: Required value"),
+        ({"partitionSizes": {"configMap": "Sizes"}}, "spec.partitionSizes.configMap in body "
+         "should match"),
+        ({"partitionSizes": {"configMap": "sizes", "key": "a/b"}}, "spec.partitionSizes.key in "
+         "body should match"),
     ],
 )  # fmt: skip
 def test_enums_and_bounds_are_enforced_by_the_crd_and_the_model(
@@ -268,7 +276,10 @@ def test_the_status_schema_keeps_what_the_operator_writes_and_only_that(
         replica_moves=4,
         leader_moves=3,
         replica_lower_bound=4,
-        brokers=(BrokerLoad(0, "a", 6, 4, 3, 2), BrokerLoad(3, None, 0, 2, 0, 1)),
+        brokers=(
+            BrokerLoad(0, "a", 6, 4, 3, 2, 2**41, 2**40),
+            BrokerLoad(3, None, 0, 2, 0, 1, 0, 9),
+        ),
         balance_before=62.5,
         balance_after=100.0,
         data_to_move_bytes=2**40,

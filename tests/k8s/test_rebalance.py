@@ -4,6 +4,9 @@ carried out by the controller onto the dev brokers' disks."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -191,3 +194,75 @@ def test_stop_halts_after_the_batch_in_flight_and_refresh_plans_the_rest(setup: 
 def annotate_auto_approval(setup: Setup, name: str) -> None:
     patch = {"metadata": {"annotations": {"kto.dev/rebalance-auto-approval": "true"}}}
     setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, name, patch)
+
+
+def log_dirs_output(
+    before: dict[TopicPartition, tuple[int, ...]], size: Any, broker_list: set[int]
+) -> str:
+    """What kafka-log-dirs.sh --describe --broker-list would print for the cluster: each
+    leader's replica holds its partition's size, each follower a byte less (it lags)."""
+    brokers: dict[int, list[dict[str, Any]]] = {}
+    for tp, replicas in before.items():
+        for i, b in enumerate(replicas):
+            if b not in broker_list:
+                continue
+            brokers.setdefault(b, []).append(
+                {"partition": f"{tp.topic}-{tp.partition}", "size": size(tp) - (i > 0),
+                 "offsetLag": 0, "isFuture": False}
+            )  # fmt: skip
+    described = [
+        {"broker": b, "logDirs": [{"logDir": "/var/kafka", "error": None, "partitions": p}]}
+        for b, p in brokers.items()
+    ]
+    return ("Querying brokers for log directories information\n"
+            + json.dumps({"version": 1, "brokers": described}) + "\n")  # fmt: skip
+
+
+def test_partition_sizes_come_from_a_config_map_and_disk_usage_is_balanced(setup: Setup) -> None:
+    from kubernetes import client
+
+    crowd(setup)
+    before = assignment(setup)
+    goals = ["RackAware", "ReplicaDistribution", "DiskUsageDistribution", "LeaderDistribution"]
+    apply(setup, "bytes", goals=goals, partitionSizes={"configMap": "sizes"})
+    missing = wait_state(setup, "bytes", "NotReady")["status"]["conditions"][0]
+    assert missing["reason"] == "PartitionSizesUnavailable"
+    assert missing["message"] == (
+        "ConfigMap default/sizes (spec.partitionSizes) not found: create it, then annotate "
+        "kto.dev/rebalance=refresh"
+    )
+
+    def size(tp: TopicPartition) -> int:  # orders heavy and uneven, the others light
+        return 10_000 * (tp.partition + 1) if tp.topic == "orders" else 1_000
+
+    # Described in two parts: broker 0 gzipped (binaryData, as kubectl stores a .gz file),
+    # broker 1 as text.
+    zipped = gzip.compress(log_dirs_output(before, size, {0}).encode())
+    body = {"metadata": {"name": "sizes"},
+            "binaryData": {"broker-0.txt.gz": base64.b64encode(zipped).decode()},
+            "data": {"broker-1.txt": log_dirs_output(before, size, {1})}}  # fmt: skip
+    client.CoreV1Api().create_namespaced_config_map("default", body)
+    annotate(setup, "bytes", "refresh")
+    ready = wait_state(setup, "bytes", "ProposalReady")
+    result = ready["status"]["optimizationResult"]
+    plan = client.CoreV1Api().read_namespaced_config_map(
+        ready["status"]["planConfigMap"], "default"
+    )
+    after = dict(before)
+    for entry in json.loads(plan.data["plan.json"])["partitions"]:
+        after[TopicPartition(entry["topic"], entry["partition"])] = tuple(entry["replicas"])
+
+    def held(assignment: dict[TopicPartition, tuple[int, ...]]) -> Counter[int]:
+        return Counter({b: 0 for b in range(3)}) + Counter(
+            {b: sum(size(tp) for tp, r in assignment.items() if b in r) for b in range(3)}
+        )
+
+    # Sizes are the leaders' replicas' (followers' a byte less were not taken).
+    brokers = {b["broker"]: (b["bytesBefore"], b["bytesAfter"]) for b in result["brokers"]}
+    assert brokers == {b: (held(before)[b], held(after)[b]) for b in range(3)}
+    moved = sum(size(tp) * len(set(after[tp]) - set(before[tp])) for tp in before)
+    assert result["dataToMoveBytes"] == moved > 0
+    # Every broker within 9% of the mean bytes, the counts still balanced.
+    mean = sum(held(after).values()) / 3
+    assert all(abs(held(after)[b] - mean) <= 0.09 * mean for b in range(3)), held(after)
+    assert sorted(Counter(b for r in after.values() for b in r).values()) == [12, 12, 12]

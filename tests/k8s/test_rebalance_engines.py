@@ -205,10 +205,14 @@ def test_the_kubernetes_engine_plans_with_a_job_the_operator_creates_and_follows
     )
 
     directory = cluster.plan_for_real("even-out", proposal)
+    # spark-submit's driver pod, which outlives it (completed, holding its log).
+    cluster.pod(f"{name}-driver", {**planner_labels("even-out", proposal), "spark-role": "driver"})
     cluster.set_status(JOB, name, JOB_COMPLETE)
     the_plan_is_shown(cluster, "even-out", directory)
     assert not stale.exists() and directory.is_dir()
-    assert cluster.listed(JOB, "even-out") == [name]
+    # The plan read, the finished planner and its driver pod are deleted.
+    eventually(lambda: not cluster.listed(JOB, "even-out"), "the finished Job deleted")
+    eventually(lambda: cluster.pods() == [], "the finished driver pod deleted")
 
 
 def test_a_failed_job_is_not_ready_with_its_reason_and_where_the_logs_are(
@@ -237,6 +241,14 @@ def test_a_failed_job_is_not_ready_with_its_reason_and_where_the_logs_are(
         f"kubectl -n default logs -l spark-role=driver,kto.dev/proposal={proposal}"
     )
     assert get(cluster.setup, "late")["status"]["proposalId"] == proposal
+    # The failed planner stays for its logs until the next proposal replaces it.
+    cluster.pod(f"{name}-driver", {**planner_labels("late", proposal), "spark-role": "driver"})
+    assert cluster.listed(JOB, "late") == [name]
+    annotate(cluster.setup, "late", "refresh")
+    second = eventually(lambda: (p := cluster.proposal("late")) != proposal and p, "a new one")
+    cluster.created(JOB, planner_name("late", second))
+    assert cluster.listed(JOB, "late") == [planner_name("late", second)]
+    assert cluster.pods() == []
 
 
 def test_a_job_that_succeeds_without_a_plan_is_planning_failed(cluster: Cluster) -> None:
@@ -430,6 +442,7 @@ def test_the_spark_application_engine_plans_with_the_spark_operator(cluster: Clu
     cluster.set_status(APP, name, {"applicationState": {"state": "COMPLETED"},
                                    "driverInfo": {"podName": f"{name}-driver"}})  # fmt: skip
     the_plan_is_shown(cluster, "even-out", directory)
+    eventually(lambda: not cluster.listed(APP, "even-out"), "the finished application deleted")
 
 
 def test_a_failed_spark_application_is_not_ready_with_its_error(cluster: Cluster) -> None:

@@ -242,8 +242,9 @@ def test_disk_balance_needs_every_partitions_size() -> None:
     with pytest.raises(job.PlanningError) as error:
         job.check_sizes(disk)
     assert str(error.value) == (
-        "the DiskUsageDistribution goal needs partition sizes, and none are known (kto plan "
-        "reads them with --sizes FILE or --log-dirs DIR)"
+        "the DiskUsageDistribution goal needs partition sizes, and none are known (a "
+        "KafkaRebalance reads them from the ConfigMap spec.partitionSizes names; kto plan with "
+        "--sizes FILE or --log-dirs DIR)"
     )
     partial = job.PlanningInput(before, brokers=(0, 1, 2), sizes={TopicPartition("a", 3): 1})
     with pytest.raises(job.PlanningError) as error:

@@ -218,7 +218,7 @@ def test_the_rebalance_examples_are_valid_specs() -> None:
     examples = sorted(
         (Path(__file__).resolve().parents[2] / "examples" / "rebalance").glob("*.yaml")
     )
-    assert len(examples) == 3
+    assert len(examples) == 4
     for example in examples:
         manifest = yaml.safe_load(example.read_text())
         assert manifest["kind"] == "KafkaRebalance"

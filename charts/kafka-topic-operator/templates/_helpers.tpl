@@ -71,9 +71,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 RBAC rules for KafkaRebalances (see rbac.yaml), with rebalance.enabled: the daemon lists,
-watches and patches them and their status; the plan goes in a ConfigMap (read, created,
-replaced); each proposal's planner is created, read and deleted: a Job (and spark-submit's
-driver pod, which no Job owns, deleted by its labels) or a SparkApplication.
+watches and patches them and their status; the plan goes in ConfigMaps (read, created,
+replaced; listed, and the parts of a larger earlier plan deleted), partition sizes are read
+from the ConfigMap spec.partitionSizes names; each proposal's planner is created, read and
+deleted: a Job (and spark-submit's driver pod, which no Job owns, deleted by its labels) or a
+SparkApplication.
 */}}
 {{- define "kto.rebalanceRules" -}}
 - apiGroups: [kto.dev]
@@ -84,7 +86,7 @@ driver pod, which no Job owns, deleted by its labels) or a SparkApplication.
   verbs: [get, patch]
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, create, update]
+  verbs: [get, list, create, update, delete]
 {{- if has "kubernetes" .Values.rebalance.engines }}
 - apiGroups: [batch]
   resources: [jobs]

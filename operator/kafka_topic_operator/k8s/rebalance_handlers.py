@@ -11,6 +11,7 @@ ZooKeeper shows, a planning one follows the planner it had created.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime
 import importlib.util
@@ -36,9 +37,11 @@ from kafka_topic_operator.rebalance import engines, job, plan_parts, remote
 from kafka_topic_operator.rebalance import execution as ex
 from kafka_topic_operator.rebalance.executor import Executor, Report
 from kafka_topic_operator.rebalance.remote import Planner
+from kafka_topic_operator.rebalance.sizes import SizesError, decode_document, sizes_from_documents
 from kafka_topic_operator.rebalance.spec import (
     EngineType,
     InvalidRebalanceSpec,
+    PartitionSizesSpec,
     RebalanceSpec,
     rebalance_spec,
 )
@@ -355,20 +358,77 @@ def _local_spark_missing() -> str | None:
 
 
 def _start_planning(resource: Resource, proposal: str, message: str) -> None:
+    """A new proposal: status says so, and the planners of the one before (kept after a
+    failure for their logs, or left by an operator stopped before it deleted them) go."""
+    earlier = resource.status.get("proposalId")
+    if earlier and earlier != proposal:
+        for engine in sorted(SETTINGS.engines - {EngineType.LOCAL}):
+            with contextlib.suppress(ValueError):  # not a proposal id this operator wrote
+                planners.delete(remote.planner_for(engine, resource.namespace, resource.name,
+                                                   str(earlier)))  # fmt: skip
     resource.write_status(State.PENDING_PROPOSAL, "Planning", message,
                           observedGeneration=resource.generation, proposalId=proposal)  # fmt: skip
 
 
 def _planning_input(resource: Resource, spec: RebalanceSpec, zk: Any) -> Any:
-    """The planning input from the cluster as it is, or None (NotReady says why)."""
-    from kafka_topic_operator.rebalance.inputs import planning_input
+    """The planning input from the cluster as it is (and the sizes spec.partitionSizes names),
+    or None (NotReady says why)."""
+    from kafka_topic_operator.rebalance.inputs import leaders, planning_input
     from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
+    snapshot = read_cluster(zk)
+    sizes = None
+    if spec.partition_sizes is not None:
+        try:
+            documents = _size_documents(resource.namespace, spec.partition_sizes)
+            sizes = sizes_from_documents(documents, leaders(snapshot))
+        except SizesError as e:
+            resource.write_status(State.NOT_READY, "PartitionSizesUnavailable", str(e))
+            return None
     try:
-        return planning_input(read_cluster(zk), spec)
+        return planning_input(snapshot, spec, sizes)
     except job.PlanningError as e:
         resource.write_status(State.NOT_READY, "CannotPlan", str(e))
         return None
+
+
+def _size_documents(namespace: str, source: PartitionSizesSpec) -> dict[str, str]:
+    """The documents of the sizes ConfigMap, named for messages; SizesError when it or its key
+    is missing."""
+    import kubernetes
+
+    name = source.config_map
+    with api_client() as client:
+        try:
+            found: Any = kubernetes.client.CoreV1Api(client).read_namespaced_config_map(
+                name, namespace
+            )
+        except kubernetes.client.ApiException as e:
+            if e.status != 404:
+                raise
+            raise SizesError(
+                f"ConfigMap {namespace}/{name} (spec.partitionSizes) not found: create it, then "
+                f"annotate {ANNOTATION}=refresh"
+            ) from None
+    text: dict[str, str] = dict(found.data or {})
+    raw: dict[str, str] = dict(found.binary_data or {})  # base64, as the API gives it
+    held = sorted({*text, *raw})
+    keys = held if source.key is None else [source.key]
+    if source.key is not None and source.key not in held:
+        listed = ", ".join(held) or "none"
+        raise SizesError(
+            f"ConfigMap {namespace}/{name} has no key {source.key} (its keys: {listed})"
+        )
+    if not keys:
+        raise SizesError(f"ConfigMap {namespace}/{name} holds no data")
+    documents = {}
+    for key in keys:
+        where = f"ConfigMap {name} key {key}"
+        if key in text:
+            documents[where] = text[key]
+        else:
+            documents[where] = decode_document(base64.b64decode(raw[key]), where)
+    return documents
 
 
 def _propose_locally(resource: Resource, spec: RebalanceSpec, zk: Any, stopped: Any) -> None:
@@ -422,8 +482,9 @@ def _propose_remotely(
                                     _failure(directory))  # fmt: skip
     if problem is not None:
         resource.write_status(State.NOT_READY, *problem)
-        return
+        return  # the planner stays for its logs, until the next proposal
     _show_proposal(resource, planner.proposal, directory)
+    planners.delete(planner)  # the plan is in the ConfigMap: its driver pod is of no more use
 
 
 def _submit(resource: Resource, spec: RebalanceSpec, zk: Any, planner: Planner, work_dir: str,

@@ -157,7 +157,8 @@ def check_sizes(request: PlanningInput) -> None:
         if DISK_USAGE_DISTRIBUTION in request.swap_goals:
             raise PlanningError(
                 f"the {DISK_USAGE_DISTRIBUTION} goal needs partition sizes, and none are known "
-                "(kto plan reads them with --sizes FILE or --log-dirs DIR)"
+                "(a KafkaRebalance reads them from the ConfigMap spec.partitionSizes names; kto "
+                "plan with --sizes FILE or --log-dirs DIR)"
             )
         return
     missing = sorted(tp for tp in request.assignment if tp not in request.sizes)

@@ -36,6 +36,9 @@ MEMORY_PATTERN = r"^[1-9][0-9]*([kmgtp]|[KMGTP]i)$"
 # A DNS-1123 subdomain: what ServiceAccount and PersistentVolumeClaim names must be.
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
+# What a ConfigMap's data keys may be.
+KEY_PATTERN = r"^[-._a-zA-Z0-9]+$"
+
 Count = Annotated[StrictInt, Field(ge=1, le=INT32_MAX)]
 BrokerId = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
 Memory = Annotated[StrictStr, Field(pattern=MEMORY_PATTERN)]
@@ -124,6 +127,16 @@ class EngineSpec(BaseModel):
         return self
 
 
+class PartitionSizesSpec(BaseModel):
+    """`spec.partitionSizes`: the ConfigMap (in the resource's namespace) holding partition
+    sizes, as the metrics file or as `kafka-log-dirs.sh --describe` prints them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)  # only the CRD's names
+
+    config_map: Name = Field(alias="configMap")
+    key: Annotated[StrictStr, Field(max_length=253, pattern=KEY_PATTERN)] | None = None
+
+
 class RebalanceSpec(BaseModel):
     """`spec` of a KafkaRebalance (kto.dev/v1): field names as the CRD's, defaults as its."""
 
@@ -145,6 +158,7 @@ class RebalanceSpec(BaseModel):
         default=None, alias="replicationThrottle", ge=0, le=INT64_MAX
     )  # bytes/s; 0 or None: no throttle
     engine: EngineSpec = Field(default_factory=EngineSpec)
+    partition_sizes: PartitionSizesSpec | None = Field(default=None, alias="partitionSizes")
 
     @field_validator("brokers")
     @classmethod
