@@ -168,7 +168,9 @@ def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
         pids.append(_spawn(
             [python, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
              "--embedded-controller", "--liveness", f"http://127.0.0.1:{liveness}/healthz",
-             "--metrics-port", str(metrics)],
+             "--metrics-port", str(metrics),
+             # KafkaRebalances take partition sizes from the dev brokers' log directories.
+             "--log-dirs", *(str(_log_dir(directory, b)) for b in BROKERS)],
             operator_log, {**os.environ, "KUBECONFIG": str(kubeconfig)},
         ))  # fmt: skip
         _wait(lambda: urllib.request.urlopen(f"http://127.0.0.1:{liveness}/healthz", timeout=2),
@@ -182,10 +184,14 @@ def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
     return state
 
 
+def _log_dir(directory: Path, broker: int) -> Path:
+    return directory / f"data-{broker}"
+
+
 def _start_broker(directory: Path, connect: str, broker: int) -> int:
     return _spawn([sys.executable, "-m", "kafka_topic_operator.cli", "dev-broker",
                    "--zookeeper", connect, "--id", str(broker), "--rack", f"rack-{broker}",
-                   "--log-dir", str(directory / f"data-{broker}")],
+                   "--log-dir", str(_log_dir(directory, broker))],
                   directory / f"broker-{broker}.log")  # fmt: skip
 
 

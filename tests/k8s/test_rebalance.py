@@ -218,6 +218,20 @@ def log_dirs_output(
             + json.dumps({"version": 1, "brokers": described}) + "\n")  # fmt: skip
 
 
+def planned(
+    ready: dict[str, Any], before: dict[TopicPartition, tuple[int, ...]]
+) -> dict[TopicPartition, tuple[int, ...]]:
+    """The assignment after the proposal in the plan's ConfigMap."""
+    from kubernetes import client
+
+    name = ready["status"]["planConfigMap"]
+    plan = client.CoreV1Api().read_namespaced_config_map(name, "default")
+    after = dict(before)
+    for entry in json.loads(plan.data["plan.json"])["partitions"]:
+        after[TopicPartition(entry["topic"], entry["partition"])] = tuple(entry["replicas"])
+    return after
+
+
 def test_partition_sizes_come_from_a_config_map_and_disk_usage_is_balanced(setup: Setup) -> None:
     from kubernetes import client
 
@@ -245,12 +259,7 @@ def test_partition_sizes_come_from_a_config_map_and_disk_usage_is_balanced(setup
     annotate(setup, "bytes", "refresh")
     ready = wait_state(setup, "bytes", "ProposalReady")
     result = ready["status"]["optimizationResult"]
-    plan = client.CoreV1Api().read_namespaced_config_map(
-        ready["status"]["planConfigMap"], "default"
-    )
-    after = dict(before)
-    for entry in json.loads(plan.data["plan.json"])["partitions"]:
-        after[TopicPartition(entry["topic"], entry["partition"])] = tuple(entry["replicas"])
+    after = planned(ready, before)
 
     def held(assignment: dict[TopicPartition, tuple[int, ...]]) -> Counter[int]:
         return Counter({b: 0 for b in range(3)}) + Counter(
@@ -266,3 +275,43 @@ def test_partition_sizes_come_from_a_config_map_and_disk_usage_is_balanced(setup
     mean = sum(held(after).values()) / 3
     assert all(abs(held(after)[b] - mean) <= 0.09 * mean for b in range(3)), held(after)
     assert sorted(Counter(b for r in after.values() for b in r).values()) == [12, 12, 12]
+
+
+def test_the_log_directories_the_operator_reads_give_sizes_without_a_config_map(
+    zk_chroot: str, tmp_path: Path
+) -> None:
+    from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+    dirs = [tmp_path / f"broker-{b}" for b in (0, 1, 2)]
+    with running(zk_chroot, tmp_path, "--log-dirs", *map(str, dirs)) as setup:
+        crowd(setup)
+        before = assignment(setup)
+
+        def hosted() -> bool:
+            topics = read_cluster(setup.zk).topics
+            return all(
+                (dirs[b] / f"{tp.topic}-{tp.partition}").is_dir()
+                and topics[tp.topic].partitions[tp.partition].leader == replicas[0]
+                for tp, replicas in before.items()
+                for b in replicas
+            )
+
+        eventually(hosted, "every replica hosted, the first one leading")
+        for tp, replicas in before.items():
+            for i, b in enumerate(replicas):  # a follower holds more: only the leader's counts
+                segment = dirs[b] / f"{tp.topic}-{tp.partition}" / "00000000000000000000.log"
+                segment.write_bytes(b"x" * (100 * (tp.partition + 1) + 7 * i))
+        apply(setup, "from-disk")
+        ready = wait_state(setup, "from-disk", "ProposalReady")
+        result, after = ready["status"]["optimizationResult"], planned(ready, before)
+
+        def size(tp: TopicPartition) -> int:
+            return 100 * (tp.partition + 1)
+
+        def held(placed: dict[TopicPartition, tuple[int, ...]], b: int) -> int:
+            return sum(size(tp) for tp, r in placed.items() if b in r)
+
+        brokers = {b["broker"]: (b["bytesBefore"], b["bytesAfter"]) for b in result["brokers"]}
+        assert brokers == {b: (held(before, b), held(after, b)) for b in range(3)}
+        moved = sum(size(tp) * len(set(after[tp]) - set(before[tp])) for tp in before)
+        assert result["dataToMoveBytes"] == moved > 0

@@ -12,6 +12,7 @@ import logging
 import random
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from kafka_topic_operator.argparsing import (
     UsageError,
@@ -123,6 +124,15 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         "for KafkaRebalances that set no spec.engine.serviceAccountName",
     )
     parser.add_argument(
+        "--log-dirs",
+        type=Path,
+        nargs="+",
+        default=(),
+        metavar="DIR",
+        help="brokers' log directories readable from here (the dev cluster's brokers'): the "
+        "partition sizes of KafkaRebalances that set no spec.partitionSizes",
+    )
+    parser.add_argument(
         "--metrics-port",
         type=int,
         default=9090,
@@ -209,6 +219,7 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
             engines=args.rebalance_engines,
             planner_image=args.planner_image,
             planner_service_account=args.planner_service_account,
+            log_dirs=tuple(args.log_dirs),
         )
     handlers.RUNTIME = handlers.Runtime(
         zk=zk, selector=args.selector, namespaces=tuple(args.namespace or ())

@@ -37,7 +37,12 @@ from kafka_topic_operator.rebalance import engines, job, plan_parts, remote
 from kafka_topic_operator.rebalance import execution as ex
 from kafka_topic_operator.rebalance.executor import Executor, Report
 from kafka_topic_operator.rebalance.remote import Planner
-from kafka_topic_operator.rebalance.sizes import SizesError, decode_document, sizes_from_documents
+from kafka_topic_operator.rebalance.sizes import (
+    SizesError,
+    decode_document,
+    read_partition_sizes,
+    sizes_from_documents,
+)
 from kafka_topic_operator.rebalance.spec import (
     EngineType,
     InvalidRebalanceSpec,
@@ -69,6 +74,9 @@ class Settings:
     # For the remote engines' pods when spec.engine sets no image or service account.
     planner_image: str | None = None
     planner_service_account: str | None = None
+    # Brokers' log directories this process can read (the dev cluster's): partition sizes for
+    # resources that name no ConfigMap of them.
+    log_dirs: tuple[Path, ...] = ()
 
 
 SETTINGS = Settings()
@@ -378,18 +386,42 @@ def _planning_input(resource: Resource, spec: RebalanceSpec, zk: Any) -> Any:
 
     snapshot = read_cluster(zk)
     sizes = None
-    if spec.partition_sizes is not None:
-        try:
+    try:
+        if spec.partition_sizes is not None:
             documents = _size_documents(resource.namespace, spec.partition_sizes)
             sizes = sizes_from_documents(documents, leaders(snapshot))
-        except SizesError as e:
-            resource.write_status(State.NOT_READY, "PartitionSizesUnavailable", str(e))
-            return None
+        elif SETTINGS.log_dirs:
+            sizes = _log_dir_sizes(resource, spec, leaders(snapshot))
+    except SizesError as e:
+        resource.write_status(State.NOT_READY, "PartitionSizesUnavailable", str(e))
+        return None
     try:
         return planning_input(snapshot, spec, sizes)
     except job.PlanningError as e:
         resource.write_status(State.NOT_READY, "CannotPlan", str(e))
         return None
+
+
+def _log_dir_sizes(
+    resource: Resource, spec: RebalanceSpec, partitions: Mapping[Any, int]
+) -> dict[Any, int] | None:
+    """Sizes from the log directories `kto run --log-dirs` names. When they cannot be read or
+    miss a partition (a broker's directory not listed, a replica not yet created) a plan that
+    needs no sizes is made without them; one that does is refused with the reason."""
+    try:
+        sizes = read_partition_sizes(SETTINGS.log_dirs, partitions)
+    except SizesError as e:
+        if spec.needs_sizes:
+            raise
+        problem = str(e)
+    else:
+        missing = sum(1 for tp in partitions if tp not in sizes)
+        if not missing or spec.needs_sizes:
+            return sizes
+        problem = f"the log directories miss {missing} partitions"
+    log.warning("planning %s/%s without partition sizes: %s", resource.namespace, resource.name,
+                problem)  # fmt: skip
+    return None
 
 
 def _size_documents(namespace: str, source: PartitionSizesSpec) -> dict[str, str]:

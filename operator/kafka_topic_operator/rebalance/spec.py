@@ -218,6 +218,11 @@ class RebalanceSpec(BaseModel):
         return Goal.LEADER_DISTRIBUTION in self.goals
 
     @property
+    def needs_sizes(self) -> bool:
+        """DiskUsageDistribution balances bytes: it cannot plan without partition sizes."""
+        return Goal.DISK_USAGE_DISTRIBUTION in self.goals
+
+    @property
     def rack_aware(self) -> bool:
         return Goal.RACK_AWARE in self.goals
 
