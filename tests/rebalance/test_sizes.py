@@ -3,6 +3,7 @@ directories laid out as Kafka (and the dev brokers) lay them out."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import re
@@ -15,6 +16,7 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import sizes as sizes_module
 from kafka_topic_operator.rebalance.sizes import (
     SizesError,
+    config_map_documents,
     decode_document,
     merge_log_dirs,
     parse_log_dirs_describe,
@@ -312,3 +314,22 @@ def test_kto_plan_reads_either_document_with_sizes_the_file_winning(tmp_path: Pa
     assert read_sizes(None, None, leaders) is None
     with pytest.raises(SizesError, match=r"missing\.txt: No such file or directory$"):
         read_sizes(tmp_path / "missing.txt", None, leaders)
+
+
+def test_a_config_maps_documents_are_its_keys_text_or_bytes() -> None:
+    text = '{"partitions": []}'
+    zipped = base64.b64encode(gzip.compress(text.encode())).decode()
+    both = config_map_documents("ns/s", {"a.json": text}, {"b.json.gz": zipped}, None)
+    assert both == {"ConfigMap ns/s key a.json": text, "ConfigMap ns/s key b.json.gz": text}
+    assert config_map_documents("ns/s", {"a.json": text}, {"b.json.gz": zipped}, "b.json.gz") == {
+        "ConfigMap ns/s key b.json.gz": text
+    }
+    with pytest.raises(SizesError) as error:
+        config_map_documents("ns/s", {"a.json": text}, None, "sizes.json")
+    assert str(error.value) == "ConfigMap ns/s has no key sizes.json (its keys: a.json)"
+    with pytest.raises(SizesError) as error:
+        config_map_documents("ns/s", None, None, None)
+    assert str(error.value) == "ConfigMap ns/s holds no data"
+    with pytest.raises(SizesError) as error:
+        config_map_documents("ns/s", {}, {}, "k")
+    assert str(error.value) == "ConfigMap ns/s has no key k (its keys: none)"

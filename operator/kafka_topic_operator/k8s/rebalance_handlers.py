@@ -11,7 +11,6 @@ ZooKeeper shows, a planning one follows the planner it had created.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import datetime
 import importlib.util
@@ -33,13 +32,14 @@ import kopf
 
 from kafka_topic_operator.k8s import planners
 from kafka_topic_operator.k8s.kubeclient import api_client
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import engines, job, plan_parts, remote
 from kafka_topic_operator.rebalance import execution as ex
 from kafka_topic_operator.rebalance.executor import Executor, Report
 from kafka_topic_operator.rebalance.remote import Planner
 from kafka_topic_operator.rebalance.sizes import (
     SizesError,
-    decode_document,
+    config_map_documents,
     read_partition_sizes,
     sizes_from_documents,
 )
@@ -403,8 +403,8 @@ def _planning_input(resource: Resource, spec: RebalanceSpec, zk: Any) -> Any:
 
 
 def _log_dir_sizes(
-    resource: Resource, spec: RebalanceSpec, partitions: Mapping[Any, int]
-) -> dict[Any, int] | None:
+    resource: Resource, spec: RebalanceSpec, partitions: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int] | None:
     """Sizes from the log directories `kto run --log-dirs` names. When they cannot be read or
     miss a partition (a broker's directory not listed, a replica not yet created) a plan that
     needs no sizes is made without them; one that does is refused with the reason."""
@@ -425,7 +425,7 @@ def _log_dir_sizes(
 
 
 def _size_documents(namespace: str, source: PartitionSizesSpec) -> dict[str, str]:
-    """The documents of the sizes ConfigMap, named for messages; SizesError when it or its key
+    """The documents of the sizes ConfigMap (`sizes.config_map_documents`); SizesError when it
     is missing."""
     import kubernetes
 
@@ -442,25 +442,7 @@ def _size_documents(namespace: str, source: PartitionSizesSpec) -> dict[str, str
                 f"ConfigMap {namespace}/{name} (spec.partitionSizes) not found: create it, then "
                 f"annotate {ANNOTATION}=refresh"
             ) from None
-    text: dict[str, str] = dict(found.data or {})
-    raw: dict[str, str] = dict(found.binary_data or {})  # base64, as the API gives it
-    held = sorted({*text, *raw})
-    keys = held if source.key is None else [source.key]
-    if source.key is not None and source.key not in held:
-        listed = ", ".join(held) or "none"
-        raise SizesError(
-            f"ConfigMap {namespace}/{name} has no key {source.key} (its keys: {listed})"
-        )
-    if not keys:
-        raise SizesError(f"ConfigMap {namespace}/{name} holds no data")
-    documents = {}
-    for key in keys:
-        where = f"ConfigMap {name} key {key}"
-        if key in text:
-            documents[where] = text[key]
-        else:
-            documents[where] = decode_document(base64.b64decode(raw[key]), where)
-    return documents
+    return config_map_documents(f"{namespace}/{name}", found.data, found.binary_data, source.key)
 
 
 def _propose_locally(resource: Resource, spec: RebalanceSpec, zk: Any, stopped: Any) -> None:

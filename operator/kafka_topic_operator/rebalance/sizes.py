@@ -24,6 +24,7 @@ are pure; only `read_log_dir` touches the disk.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import zlib
@@ -179,6 +180,31 @@ def sizes_from_documents(
             named[tp] = name
             metrics[tp] = size
     return partition_sizes(merge_log_dirs(replicas), leaders) | metrics
+
+
+def config_map_documents(
+    name: str,
+    data: Mapping[str, str] | None,
+    binary_data: Mapping[str, str] | None,
+    key: str | None,
+) -> dict[str, str]:
+    """The sizes documents of a ConfigMap (`data` as text, `binary_data` base64 as the API gives
+    it), each named `ConfigMap <name> key <key>` for messages: `key`'s, or every key's when it
+    is None. SizesError when the key is missing or the ConfigMap holds nothing."""
+    text, raw = dict(data or {}), dict(binary_data or {})
+    held = sorted({*text, *raw})
+    if key is not None and key not in held:
+        listed = ", ".join(held) or "none"
+        raise SizesError(f"ConfigMap {name} has no key {key} (its keys: {listed})")
+    if not held:
+        raise SizesError(f"ConfigMap {name} holds no data")
+    documents = {}
+    for k in held if key is None else [key]:
+        where = f"ConfigMap {name} key {k}"
+        documents[where] = (
+            text[k] if k in text else decode_document(base64.b64decode(raw[k]), where)
+        )
+    return documents
 
 
 def decode_document(raw: bytes, source: str) -> str:
