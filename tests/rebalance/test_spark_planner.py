@@ -107,3 +107,49 @@ def test_leaders_balance_by_reordering_after_the_moves(
     assert spread(model.leader_counts(after), brokers) <= 1
     assert spread(model.replica_counts(after), brokers) <= 1
     assert moves(model.assignment, after) == move_lower_bound(model.replica_counts(), brokers)
+
+
+def test_leaders_pass_along_a_chain_where_no_direct_swap_exists(spark: Any) -> None:
+    # Broker 0 leads three partitions only broker 1 follows, broker 2 leads one: no partition
+    # joins 0 and 2, but 1 can take one of 0's and hand one of its own to 2.
+    before = {
+        TopicPartition("a", 0): (0, 1),
+        TopicPartition("a", 1): (0, 1),
+        TopicPartition("a", 2): (0, 1),
+        TopicPartition("b", 0): (1, 2),
+        TopicPartition("b", 1): (1, 0),
+        TopicPartition("c", 0): (2, 0),
+    }
+    model = ClusterModel(before)
+    result = plan_leaders(spark, to_frame(spark, model), (0, 1, 2))
+    after = from_frame(result.replicas)
+    assert result.unbalanced is None
+    assert model.leader_counts(after) == {0: 2, 1: 2, 2: 2}
+    assert sum(after[tp][0] != before[tp][0] for tp in before) == 2  # 0 hands one to 1, 1 one to 2
+    assert all(sorted(after[tp]) == sorted(before[tp]) for tp in before)
+
+
+def round_robin(partitions: int, brokers: int) -> ClusterModel:
+    """Kafka's placement with a per-topic shift, as the scale benchmark places its replicas."""
+    assignment = {}
+    for i in range(partitions):
+        topic = i // 50
+        shift = 1 + topic % (brokers - 1)
+        assignment[TopicPartition(f"t{topic}", i % 50)] = tuple(
+            (i + k * shift) % brokers for k in range(3)
+        )
+    return ClusterModel(assignment)
+
+
+def test_leaders_balance_where_direct_swaps_stall(spark: Any) -> None:
+    # Direct swaps alone stop here with leader counts spread by 4.
+    model = round_robin(2_000, 60)
+    brokers = tuple(range(72))  # twelve brokers added empty
+    placed = plan_counts(spark, to_frame(spark, model), brokers)
+    result = plan_leaders(spark, placed.replicas, brokers)
+    after = from_frame(result.replicas)
+    assert result.unbalanced is None
+    assert spread(model.leader_counts(after), brokers) <= 1
+    assert spread(model.replica_counts(after), brokers) <= 1
+    placed_assignment = from_frame(placed.replicas)
+    assert all(sorted(after[tp]) == sorted(placed_assignment[tp]) for tp in after)

@@ -243,47 +243,57 @@ def plan_leaders(
     max_rounds: int = 32,
     progress: Any = None,
 ) -> SparkPlan:
-    """Preferred leaders balanced by reordering replicas (no data moves), in rounds: partitions
-    led by a broker above its leader target make a follower on a broker below its target the
-    first replica; each donor gives at most its excess and each receiver takes at most its
-    need per round (ranked by a hash, so deterministic and spread out)."""
+    """Preferred leaders balanced by reordering replicas (no data moves), in rounds: the
+    broker graph ("a leads a partition b follows", counted per pair: only these counts reach
+    the driver) gives how many leaderships each pair hands over (`leader_flow`: directly from a
+    broker above its target to one below, or along a chain through brokers at their target);
+    each pair then makes the taker the first replica of that many partitions they share,
+    ranked by a hash (deterministic and spread out), a partition for one pair per round."""
     import time
 
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from kafka_topic_operator.rebalance.leader_flow import leadership_flows
+
     current = replicas.select(*REPLICA_COLUMNS).cache()
     plan = SparkPlan(current)
+    eligible = sorted(set(brokers))
     for round_number in range(max_rounds):
         began = time.perf_counter()
         leaders = current.where(F.col("position") == 0)
-        counts, excess, need = _off_targets(leaders, brokers)
+        _, excess, need = _off_targets(leaders, brokers)
         if not excess or not need:
             break
-        limits = spark.createDataFrame(
-            [(b, excess.get(b, 0), need.get(b, 0)) for b in counts],
-            "broker int, excess int, need int",
+        led = _movable(leaders, excluded).select(
+            "topic", "partition", F.col("broker").alias("donor")
         )
-        led = (
-            _movable(leaders, excluded)
-            .join(F.broadcast(limits.where("excess > 0").select("broker", "excess")), "broker")
-            .select("topic", "partition", F.col("broker").alias("donor"), "excess")
+        # Only staying brokers take a leadership: a drained one is on its way out.
+        followers = current.where(F.col("position") > 0).where(F.col("broker").isin(eligible))
+        pairs = led.join(followers, ["topic", "partition"]).cache()
+        edges = {
+            (row["donor"], row["broker"]): row["count"]
+            for row in pairs.groupBy("donor", "broker").count().collect()
+        }
+        flows = leadership_flows(edges, excess, need)
+        routes = spark.createDataFrame(
+            [(a, b, f) for (a, b), f in sorted(flows.items())],
+            "donor int, broker int, flow int",
         )
-        followers = current.where(F.col("position") > 0).join(
-            F.broadcast(limits.where("need > 0").select("broker", "need")), "broker"
-        )
-        salt = F.xxhash64("topic", "partition", F.lit(round_number))
-        pairs = led.join(followers, ["topic", "partition"]).withColumn("salt", salt)
-        best = Window.partitionBy("topic", "partition").orderBy(F.desc("need"), "broker")
-        out_of = Window.partitionBy("donor").orderBy("salt", "topic", "partition")
-        into = Window.partitionBy("broker").orderBy("salt", "topic", "partition")
+        # Each pair ranks its partitions its own way (a hash salted with the taker and the
+        # round), so that pairs from one giver mostly pick different partitions; a partition
+        # two pairs picked goes to the one that ranked it higher, the other falls short this
+        # round.
+        salt = F.xxhash64("topic", "partition", "broker", F.lit(round_number))
+        per_pair = Window.partitionBy("donor", "broker").orderBy("salt", "topic", "partition")
+        once = Window.partitionBy("topic", "partition").orderBy("rank", "broker")
         swaps = (
-            pairs.withColumn("b", F.row_number().over(best))
-            .where("b = 1")
-            .withColumn("o", F.row_number().over(out_of))
-            .where(F.col("o") <= F.col("excess"))
-            .withColumn("i", F.row_number().over(into))
-            .where(F.col("i") <= F.col("need"))
+            pairs.join(F.broadcast(routes), ["donor", "broker"])
+            .withColumn("salt", salt)
+            .withColumn("rank", F.row_number().over(per_pair))
+            .where(F.col("rank") <= F.col("flow"))
+            .withColumn("n", F.row_number().over(once))
+            .where("n = 1")
             .select(
                 "topic",
                 "partition",
@@ -312,6 +322,7 @@ def plan_leaders(
             current.unpersist()
             current = updated.cache()
         swaps.unpersist()
+        pairs.unpersist()
         report = RoundReport(
             round_number, sum(excess.values()), swapped, time.perf_counter() - began
         )
@@ -319,7 +330,10 @@ def plan_leaders(
         if progress is not None:
             progress(report)
         if not swapped:
-            plan.unbalanced = "leader counts spread by more than one: no direct swap narrows them"
+            plan.unbalanced = (
+                "leader counts spread by more than one: no chain of partitions leads from a "
+                "broker leading too many to one leading too few"
+            )
             break
     plan.replicas = current
     return plan
