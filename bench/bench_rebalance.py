@@ -14,6 +14,10 @@ of the Cruise Control run its issue tracker quotes at about 95 minutes, 18 in it
 933,334 partitions of replication factor 3 placed round-robin, as Kafka's assignment does, with
 a per-topic shift, on 180 brokers, then 35 empty brokers added. Target: under 5 minutes, memory
 under 8 GB. Printed per round, with the moves beside the exact lower bound.
+
+Scale with racks: the same cluster on 5 racks (broker id mod 5, 43 brokers each), the first
+placement rack-aware (no partition twice in a rack), planned under RackAware; the plan's rack
+violations are counted (none allowed).
 """
 
 from __future__ import annotations
@@ -119,7 +123,7 @@ def _off_bands(assignment: Any, brokers: tuple[int, ...], band: Any) -> int:
     return off
 
 
-def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
+def scale(partitions: int = 933_334, old: int = 180, new: int = 35, racks: int = 0) -> None:
     from pathlib import Path
 
     from pyspark.sql import functions as F
@@ -135,6 +139,13 @@ def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
     spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
     try:
         topic = (F.col("id") / 50).cast("int")
+        # With racks (broker id mod racks, old a multiple of racks), a shift that is no multiple
+        # of the (prime) rack count puts a partition's three replicas in three racks.
+        shift = (
+            1 + racks * (topic % ((old - 2) // racks)) + topic % (racks - 1)
+            if racks
+            else 1 + topic % (old - 1)
+        )
         replicas = (
             spark.range(partitions)
             .withColumn("topic", F.concat(F.lit("t"), topic.cast("string")))
@@ -142,7 +153,7 @@ def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
             .withColumn("position", F.explode(F.array(F.lit(0), F.lit(1), F.lit(2))))
             .withColumn(
                 "broker",
-                ((F.col("id") + F.col("position") * (1 + topic % (old - 1))) % old).cast("int"),
+                ((F.col("id") + F.col("position") * shift) % old).cast("int"),
             )
             .select(*REPLICA_COLUMNS)
             .cache()
@@ -150,11 +161,12 @@ def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
         total = replicas.count()
         counts = {r["broker"]: r["count"] for r in replicas.groupBy("broker").count().collect()}
         brokers = tuple(range(old + new))
+        rack_of = {b: f"rack-{b % racks}" for b in brokers} if racks else None
         bound = move_lower_bound(counts, brokers)
         began = time.perf_counter()
         rounds: list[str] = []
         result = plan_counts(
-            spark, replicas, brokers,
+            spark, replicas, brokers, racks=rack_of,
             progress=lambda r: rounds.append(f"{r.moved:,} in {r.seconds:.1f} s"),
         )  # fmt: skip
         leader_rounds: list[str] = []
@@ -171,6 +183,10 @@ def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
             .where("broker != before")
             .count()
         )
+        violations = (
+            _rack_violations(spark, replicas, rack_of),
+            _rack_violations(spark, leaders.replicas, rack_of),
+        )
         jvm = spark.sparkContext._jvm  # the driver JVM: its peak resident memory
         pid = str(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getName())
         status = Path(f"/proc/{pid.split('@')[0]}/status").read_text()
@@ -178,17 +194,33 @@ def scale(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
                            if line.startswith("VmHWM")))  # fmt: skip
     finally:
         spark.stop()
+    on_racks = (
+        f" on {racks} racks (partitions with two replicas in one rack: {violations[0]:,} before, "
+        f"{violations[1]:,} after)"
+        if racks
+        else ""
+    )
     print(
-        f"rebalance scale, {total:,} replicas on {old + new} brokers ({new} added empty), Spark "
-        f"local[2]: planned in {seconds:.1f} s (move rounds: {'; '.join(rounds)}; leader rounds: "
-        f"{'; '.join(leader_rounds)}), {moved:,} moves = {moved / bound:.2f} x the lower bound "
-        f"{bound:,}, leaders per broker {min(leader_counts)}-{max(leader_counts)}, driver JVM peak "
+        f"rebalance scale, {total:,} replicas on {old + new} brokers ({new} added empty)"
+        f"{on_racks}, Spark local[2]: planned in {seconds:.1f} s (move rounds: "
+        f"{'; '.join(rounds)}; leader rounds: {'; '.join(leader_rounds)}), {moved:,} moves = "
+        f"{moved / bound:.2f} x the lower bound {bound:,}, leaders per broker "
+        f"{min(leader_counts)}-{max(leader_counts)}, driver JVM peak "
         f"{peak_kb / 1024 / 1024:.1f} GB; target < 300 s and < 8 GB; Cruise Control ~95 min "
         "(18 in its fast mode) quoted"
     )
+
+
+def _rack_violations(spark: Any, replicas: Any, racks: dict[int, str] | None) -> int:
+    if not racks:
+        return 0
+    table = spark.createDataFrame(sorted(racks.items()), "broker int, rack string")
+    per_rack = replicas.join(table, "broker").groupBy("topic", "partition", "rack").count()
+    return int(per_rack.where("count > 1").count())
 
 
 if __name__ == "__main__":
     main()
     goals()
     scale()
+    scale(racks=5)

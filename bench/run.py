@@ -26,6 +26,7 @@ def main() -> None:
     bench_rebalance.main()
     bench_rebalance.goals()
     bench_rebalance.scale()
+    bench_rebalance.scale(racks=5)
 
 
 if __name__ == "__main__":
