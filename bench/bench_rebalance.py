@@ -18,6 +18,9 @@ under 8 GB. Printed per round, with the moves beside the exact lower bound.
 Scale with racks: the same cluster on 5 racks (broker id mod 5, 43 brokers each), the first
 placement rack-aware (no partition twice in a rack), planned under RackAware; the plan's rack
 violations are counted (none allowed).
+
+Scale of DiskUsageDistribution: the same cluster, balanced by count, then swapped until every
+broker is within 9% of the mean bytes, partition sizes log-normal and skewed by broker.
 """
 
 from __future__ import annotations
@@ -126,38 +129,13 @@ def _off_bands(assignment: Any, brokers: tuple[int, ...], band: Any) -> int:
 def scale(partitions: int = 933_334, old: int = 180, new: int = 35, racks: int = 0) -> None:
     from pathlib import Path
 
-    from pyspark.sql import functions as F
-
     from kafka_topic_operator.rebalance.bounds import move_lower_bound
-    from kafka_topic_operator.rebalance.spark_planner import (
-        REPLICA_COLUMNS,
-        plan_counts,
-        plan_leaders,
-    )
+    from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
     from kafka_topic_operator.rebalance.spark_session import local_session
 
     spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
     try:
-        topic = (F.col("id") / 50).cast("int")
-        # With racks (broker id mod racks, old a multiple of racks), a shift that is no multiple
-        # of the (prime) rack count puts a partition's three replicas in three racks.
-        shift = (
-            1 + racks * (topic % ((old - 2) // racks)) + topic % (racks - 1)
-            if racks
-            else 1 + topic % (old - 1)
-        )
-        replicas = (
-            spark.range(partitions)
-            .withColumn("topic", F.concat(F.lit("t"), topic.cast("string")))
-            .withColumn("partition", (F.col("id") % 50).cast("int"))
-            .withColumn("position", F.explode(F.array(F.lit(0), F.lit(1), F.lit(2))))
-            .withColumn(
-                "broker",
-                ((F.col("id") + F.col("position") * shift) % old).cast("int"),
-            )
-            .select(*REPLICA_COLUMNS)
-            .cache()
-        )
+        replicas = _grown_table(spark, partitions, old, racks).cache()
         total = replicas.count()
         counts = {r["broker"]: r["count"] for r in replicas.groupBy("broker").count().collect()}
         brokers = tuple(range(old + new))
@@ -219,8 +197,86 @@ def _rack_violations(spark: Any, replicas: Any, racks: dict[int, str] | None) ->
     return int(per_rack.where("count > 1").count())
 
 
+def _grown_table(spark: Any, partitions: int, old: int, racks: int) -> Any:
+    """The scale cluster's replica table: 50 partitions a topic, each topic round-robin from
+    its first partition's broker with its own shift, on brokers 0 to old - 1."""
+    from pyspark.sql import functions as F
+
+    from kafka_topic_operator.rebalance.spark_planner import REPLICA_COLUMNS
+
+    topic = (F.col("id") / 50).cast("int")
+    # With racks (broker id mod racks, old a multiple of racks), a shift that is no multiple
+    # of the (prime) rack count puts a partition's three replicas in three racks.
+    shift = (
+        1 + racks * (topic % ((old - 2) // racks)) + topic % (racks - 1)
+        if racks
+        else 1 + topic % (old - 1)
+    )
+    return (
+        spark.range(partitions)
+        .withColumn("topic", F.concat(F.lit("t"), topic.cast("string")))
+        .withColumn("partition", (F.col("id") % 50).cast("int"))
+        .withColumn("position", F.explode(F.array(F.lit(0), F.lit(1), F.lit(2))))
+        .withColumn("broker", ((F.col("id") + F.col("position") * shift) % old).cast("int"))
+        .select(*REPLICA_COLUMNS)
+    )
+
+
+def scale_disk(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
+    from pyspark.sql import functions as F
+
+    from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE
+    from kafka_topic_operator.rebalance.spark_planner import plan_counts
+    from kafka_topic_operator.rebalance.spark_session import local_session
+    from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage
+
+    spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
+    try:
+        replicas = _grown_table(spark, partitions, old, 0).cache()
+        # Log-normal sizes, three times larger for the partitions led by the first third of
+        # the old brokers: bytes per broker far apart even where replica counts are even.
+        size = F.exp(F.lit(20) + F.lit(0.7) * F.randn(7)) * F.when(
+            F.col("broker") < old // 3, 3
+        ).otherwise(1)
+        sizes = (
+            replicas.where("position = 0")
+            .select("topic", "partition", size.cast("long").alias("size"))
+            .cache()
+        )
+        sizes.count()
+        brokers = tuple(range(old + new))
+        counted = plan_counts(spark, replicas, brokers)
+        counted.replicas.count()
+        began = time.perf_counter()
+        rounds: list[str] = []
+        done = plan_disk_usage(
+            spark, counted.replicas, brokers, sizes,
+            progress=lambda r: rounds.append(f"{r.moved / 2**40:.1f} TiB in {r.seconds:.1f} s"),
+        )  # fmt: skip
+        seconds = time.perf_counter() - began
+        worst = [_worst_bytes(t, sizes, brokers) for t in (counted.replicas, done.replicas)]
+    finally:
+        spark.stop()
+    print(
+        f"rebalance scale, DiskUsageDistribution after the count balance on the same "
+        f"{partitions * 3:,} replicas with skewed log-normal sizes: {seconds:.1f} s (rounds: "
+        f"{'; '.join(rounds) or 'none'}), the worst broker {worst[0]:.0%} off the mean bytes "
+        f"before, {worst[1]:.1%} after (band {DISK_TOLERANCE:.0%}); {done.unbalanced or 'balanced'}"
+    )
+
+
+def _worst_bytes(replicas: Any, sizes: Any, brokers: tuple[int, ...]) -> float:
+    from pyspark.sql import functions as F
+
+    rows = replicas.join(sizes, ["topic", "partition"]).groupBy("broker").agg(F.sum("size"))
+    held = dict.fromkeys(brokers, 0) | {r[0]: int(r[1]) for r in rows.collect()}
+    mean = sum(held.values()) / len(brokers)
+    return max(abs(v - mean) for v in held.values()) / mean
+
+
 if __name__ == "__main__":
     main()
     goals()
     scale()
     scale(racks=5)
+    scale_disk()
