@@ -21,6 +21,8 @@ violations are counted (none allowed).
 
 Scale of DiskUsageDistribution: the same cluster, balanced by count, then swapped until every
 broker is within 9% of the mean bytes, partition sizes log-normal and skewed by broker.
+TopicReplicaDistribution's first rounds on the same cluster: how much of what is off each round
+evens out, and in how long.
 """
 
 from __future__ import annotations
@@ -274,9 +276,33 @@ def _worst_bytes(replicas: Any, sizes: Any, brokers: tuple[int, ...]) -> float:
     return max(abs(v - mean) for v in held.values()) / mean
 
 
+def scale_topics(partitions: int = 933_334, old: int = 180, new: int = 35, rounds: int = 3) -> None:
+    from kafka_topic_operator.rebalance.spark_planner import plan_counts
+    from kafka_topic_operator.rebalance.spark_session import local_session
+    from kafka_topic_operator.rebalance.spark_swaps import plan_topic_spread
+
+    spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
+    try:
+        replicas = _grown_table(spark, partitions, old, 0).cache()
+        brokers = tuple(range(old + new))
+        counted = plan_counts(spark, replicas, brokers)
+        counted.replicas.count()
+        done = plan_topic_spread(spark, counted.replicas, brokers, max_rounds=rounds)
+    finally:
+        spark.stop()
+    steps = "; ".join(
+        f"{r.moved:,} swaps for {r.surplus:,} off in {r.seconds:.1f} s" for r in done.rounds
+    )
+    print(
+        f"rebalance scale, TopicReplicaDistribution's first {rounds} rounds on the same "
+        f"{partitions * 3:,} replicas (topic replicas off their bands, swaps accepted): {steps}"
+    )
+
+
 if __name__ == "__main__":
     main()
     goals()
     scale()
     scale(racks=5)
     scale_disk()
+    scale_topics()

@@ -28,6 +28,7 @@ def main() -> None:
     bench_rebalance.scale()
     bench_rebalance.scale(racks=5)
     bench_rebalance.scale_disk()
+    bench_rebalance.scale_topics()
 
 
 if __name__ == "__main__":
