@@ -268,10 +268,9 @@ def scale_disk(partitions: int = 933_334, old: int = 180, new: int = 35) -> None
 
 
 def _worst_bytes(replicas: Any, sizes: Any, brokers: tuple[int, ...]) -> float:
-    from pyspark.sql import functions as F
+    from kafka_topic_operator.rebalance.job import _bytes
 
-    rows = replicas.join(sizes, ["topic", "partition"]).groupBy("broker").agg(F.sum("size"))
-    held = dict.fromkeys(brokers, 0) | {r[0]: int(r[1]) for r in rows.collect()}
+    held = dict.fromkeys(brokers, 0) | _bytes(replicas, sizes)
     mean = sum(held.values()) / len(brokers)
     return max(abs(v - mean) for v in held.values()) / mean
 
