@@ -224,13 +224,19 @@ def _grown_table(spark: Any, partitions: int, old: int, racks: int) -> Any:
     )
 
 
-def scale_disk(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
+def scale_swaps(partitions: int = 933_334, old: int = 180, new: int = 35, rounds: int = 3) -> None:
+    """The swap goals after one count balance of the scale cluster: DiskUsageDistribution to
+    the end, TopicReplicaDistribution for its first `rounds` rounds."""
     from pyspark.sql import functions as F
 
     from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE
     from kafka_topic_operator.rebalance.spark_planner import plan_counts
     from kafka_topic_operator.rebalance.spark_session import local_session
-    from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage
+    from kafka_topic_operator.rebalance.spark_swaps import (
+        bytes_per_broker,
+        plan_disk_usage,
+        plan_topic_spread,
+    )
 
     spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
     try:
@@ -247,55 +253,41 @@ def scale_disk(partitions: int = 933_334, old: int = 180, new: int = 35) -> None
         )
         sizes.count()
         brokers = tuple(range(old + new))
-        counted = plan_counts(spark, replicas, brokers)
-        counted.replicas.count()
+        counted = plan_counts(spark, replicas, brokers).replicas
+        counted.count()
         began = time.perf_counter()
-        rounds: list[str] = []
-        done = plan_disk_usage(
-            spark, counted.replicas, brokers, sizes,
-            progress=lambda r: rounds.append(f"{r.moved / 2**40:.1f} TiB in {r.seconds:.1f} s"),
+        disk_rounds: list[str] = []
+        tib = 2**40
+        disk = plan_disk_usage(
+            spark, counted, brokers, sizes,
+            progress=lambda r: disk_rounds.append(f"{r.moved / tib:.1f} TiB in {r.seconds:.1f} s"),
         )  # fmt: skip
         seconds = time.perf_counter() - began
-        worst = [_worst_bytes(t, sizes, brokers) for t in (counted.replicas, done.replicas)]
+        worst = [
+            _worst_bytes(bytes_per_broker(t, sizes), brokers) for t in (counted, disk.replicas)
+        ]
+        topics = plan_topic_spread(spark, counted, brokers, max_rounds=rounds)
     finally:
         spark.stop()
     print(
         f"rebalance scale, DiskUsageDistribution after the count balance on the same "
         f"{partitions * 3:,} replicas with skewed log-normal sizes: {seconds:.1f} s (rounds: "
-        f"{'; '.join(rounds) or 'none'}), the worst broker {worst[0]:.0%} off the mean bytes "
-        f"before, {worst[1]:.1%} after (band {DISK_TOLERANCE:.0%}); {done.unbalanced or 'balanced'}"
+        f"{'; '.join(disk_rounds) or 'none'}), the worst broker {worst[0]:.0%} off the mean bytes "
+        f"before, {worst[1]:.1%} after (band {DISK_TOLERANCE:.0%}); {disk.unbalanced or 'balanced'}"
     )
-
-
-def _worst_bytes(replicas: Any, sizes: Any, brokers: tuple[int, ...]) -> float:
-    from kafka_topic_operator.rebalance.job import _bytes
-
-    held = dict.fromkeys(brokers, 0) | _bytes(replicas, sizes)
-    mean = sum(held.values()) / len(brokers)
-    return max(abs(v - mean) for v in held.values()) / mean
-
-
-def scale_topics(partitions: int = 933_334, old: int = 180, new: int = 35, rounds: int = 3) -> None:
-    from kafka_topic_operator.rebalance.spark_planner import plan_counts
-    from kafka_topic_operator.rebalance.spark_session import local_session
-    from kafka_topic_operator.rebalance.spark_swaps import plan_topic_spread
-
-    spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
-    try:
-        replicas = _grown_table(spark, partitions, old, 0).cache()
-        brokers = tuple(range(old + new))
-        counted = plan_counts(spark, replicas, brokers)
-        counted.replicas.count()
-        done = plan_topic_spread(spark, counted.replicas, brokers, max_rounds=rounds)
-    finally:
-        spark.stop()
     steps = "; ".join(
-        f"{r.moved:,} swaps for {r.surplus:,} off in {r.seconds:.1f} s" for r in done.rounds
+        f"{r.moved:,} swaps for {r.surplus:,} off in {r.seconds:.1f} s" for r in topics.rounds
     )
     print(
-        f"rebalance scale, TopicReplicaDistribution's first {rounds} rounds on the same "
-        f"{partitions * 3:,} replicas (topic replicas off their bands, swaps accepted): {steps}"
+        f"rebalance scale, TopicReplicaDistribution's first {rounds} rounds after the same count "
+        f"balance (topic replicas off their bands, swaps accepted): {steps}"
     )
+
+
+def _worst_bytes(held: dict[int, int], brokers: tuple[int, ...]) -> float:
+    loads = [held.get(b, 0) for b in brokers]
+    mean = sum(loads) / len(brokers)
+    return max(abs(v - mean) for v in loads) / mean
 
 
 if __name__ == "__main__":
@@ -303,5 +295,4 @@ if __name__ == "__main__":
     goals()
     scale()
     scale(racks=5)
-    scale_disk()
-    scale_topics()
+    scale_swaps()

@@ -27,8 +27,7 @@ def main() -> None:
     bench_rebalance.goals()
     bench_rebalance.scale()
     bench_rebalance.scale(racks=5)
-    bench_rebalance.scale_disk()
-    bench_rebalance.scale_topics()
+    bench_rebalance.scale_swaps()
 
 
 if __name__ == "__main__":

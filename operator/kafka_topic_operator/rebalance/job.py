@@ -173,6 +173,7 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
     from pyspark.sql import functions as F
 
     from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
+    from kafka_topic_operator.rebalance.spark_swaps import bytes_per_broker
 
     if not request.brokers:
         raise PlanningError("no brokers may hold replicas")
@@ -212,10 +213,13 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
             unbalanced.append(leaders.unbalanced)
     changes = _changes(before, after)
     sizes = _size_table(request, before)
+    bytes_before = bytes_after = None
+    if sizes is not None:
+        bytes_before, bytes_after = bytes_per_broker(before, sizes), bytes_per_broker(after, sizes)
     loads = Loads(
         _counts(before), _counts(after),
         _counts(before.where(F.col("position") == 0)), _counts(after.where(F.col("position") == 0)),
-        *((None, None) if sizes is None else (_bytes(before, sizes), _bytes(after, sizes))),
+        bytes_before, bytes_after,
     )  # fmt: skip
     result = from_counts(
         loads,
@@ -325,15 +329,6 @@ def _size_table(request: PlanningInput, before: DataFrame) -> DataFrame | None:
     if request.sizes is None:
         return None
     return before.where(F.col("position") == 0).select("topic", "partition", "size")
-
-
-def _bytes(replicas: DataFrame, sizes: DataFrame) -> dict[int, int]:
-    """The bytes each broker's replicas hold, `sizes` being (topic, partition, size)."""
-    from pyspark.sql import functions as F
-
-    held = replicas.select("topic", "partition", "broker").join(sizes, ["topic", "partition"])
-    totals = held.groupBy("broker").agg(F.sum("size").alias("bytes")).collect()
-    return {row["broker"]: int(row["bytes"]) for row in totals}
 
 
 def _changes(before: DataFrame, after: DataFrame) -> list[PartitionMove]:

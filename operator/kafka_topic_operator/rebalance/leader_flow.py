@@ -57,13 +57,17 @@ class _Graph:
         self.capacity: list[int] = []
 
     def add(self, a: int, b: int, capacity: int) -> int:
+        """An arc a → b and its reverse (empty); returns the arc."""
         arc = len(self.to)
-        for head, tail, room in ((b, a, capacity), (a, b, 0)):
-            self.out[tail].append(len(self.to))
-            self.to.append(head)
-            self.left.append(room)
-            self.capacity.append(room)
+        self._arc(a, b, capacity)
+        self._arc(b, a, 0)
         return arc
+
+    def _arc(self, tail: int, head: int, capacity: int) -> None:
+        self.out[tail].append(len(self.to))
+        self.to.append(head)
+        self.left.append(capacity)
+        self.capacity.append(capacity)
 
     def flow(self, arc: int) -> int:
         return self.capacity[arc] - self.left[arc]

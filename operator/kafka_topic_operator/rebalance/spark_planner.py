@@ -251,7 +251,6 @@ def plan_leaders(
     ranked by a hash (deterministic and spread out), a partition for one pair per round."""
     import time
 
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from kafka_topic_operator.rebalance.leader_flow import leadership_flows
@@ -276,52 +275,9 @@ def plan_leaders(
             for row in pairs.groupBy("donor", "broker").count().collect()
         }
         flows = leadership_flows(edges, excess, need)
-        routes = spark.createDataFrame(
-            [(a, b, f) for (a, b), f in sorted(flows.items())],
-            "donor int, broker int, flow int",
-        )
-        # Each pair ranks its partitions its own way (a hash salted with the taker and the
-        # round), so that pairs from one giver mostly pick different partitions; a partition
-        # two pairs picked goes to the one that ranked it higher, the other falls short this
-        # round.
-        salt = F.xxhash64("topic", "partition", "broker", F.lit(round_number))
-        per_pair = Window.partitionBy("donor", "broker").orderBy("salt", "topic", "partition")
-        once = Window.partitionBy("topic", "partition").orderBy("rank", "broker")
-        swaps = (
-            pairs.join(F.broadcast(routes), ["donor", "broker"])
-            .withColumn("salt", salt)
-            .withColumn("rank", F.row_number().over(per_pair))
-            .where(F.col("rank") <= F.col("flow"))
-            .withColumn("n", F.row_number().over(once))
-            .where("n = 1")
-            .select(
-                "topic",
-                "partition",
-                "donor",
-                F.col("broker").alias("receiver"),
-                F.col("position").alias("receiver_position"),
-            )
-            .cache()
-        )
-        swapped = swaps.count()
-        if swapped:
-            updated = (
-                current.join(swaps, ["topic", "partition"], "left")
-                .select(
-                    "topic",
-                    "partition",
-                    F.when(F.col("receiver").isNull(), F.col("position"))
-                    .when(F.col("broker") == F.col("receiver"), F.lit(0))
-                    .when(F.col("position") == 0, F.col("receiver_position"))
-                    .otherwise(F.col("position"))
-                    .alias("position"),
-                    "broker",
-                )
-                .localCheckpoint()
-            )
-            current.unpersist()
-            current = updated.cache()
-        swaps.unpersist()
+        swapped = 0
+        if flows:
+            current, swapped = _hand_over(spark, current, pairs, flows, round_number)
         pairs.unpersist()
         report = RoundReport(
             round_number, sum(excess.values()), swapped, time.perf_counter() - began
@@ -329,7 +285,7 @@ def plan_leaders(
         plan.rounds.append(report)
         if progress is not None:
             progress(report)
-        if not swapped:
+        if not flows:
             plan.unbalanced = (
                 "leader counts spread by more than one: no chain of partitions leads from a "
                 "broker leading too many to one leading too few"
@@ -337,3 +293,61 @@ def plan_leaders(
             break
     plan.replicas = current
     return plan
+
+
+def _hand_over(
+    spark: SparkSession,
+    current: DataFrame,
+    pairs: DataFrame,
+    flows: Mapping[tuple[int, int], int],
+    round_number: int,
+) -> tuple[DataFrame, int]:
+    """The replica table with `flows` handed over ({(giver, taker): leaderships}), `pairs`
+    being (topic, partition, donor: its leader, broker: a follower, position), and how many
+    partitions changed leader (at least one: a pair with a flow shares that many partitions)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    routes = spark.createDataFrame(
+        [(a, b, f) for (a, b), f in sorted(flows.items())],
+        "donor int, broker int, flow int",
+    )
+    # Each pair ranks its partitions its own way (a hash salted with the taker and the round),
+    # so that pairs from one giver mostly pick different partitions; a partition two pairs
+    # picked goes to the one that ranked it higher, the other falls short this round.
+    salt = F.xxhash64("topic", "partition", "broker", F.lit(round_number))
+    per_pair = Window.partitionBy("donor", "broker").orderBy("salt", "topic", "partition")
+    once = Window.partitionBy("topic", "partition").orderBy("rank", "broker")
+    swaps = (
+        pairs.join(F.broadcast(routes), ["donor", "broker"])
+        .withColumn("salt", salt)
+        .withColumn("rank", F.row_number().over(per_pair))
+        .where(F.col("rank") <= F.col("flow"))
+        .withColumn("n", F.row_number().over(once))
+        .where("n = 1")
+        .select(
+            "topic",
+            "partition",
+            F.col("broker").alias("receiver"),
+            F.col("position").alias("receiver_position"),
+        )
+        .cache()
+    )
+    swapped = swaps.count()
+    updated = (
+        current.join(swaps, ["topic", "partition"], "left")
+        .select(
+            "topic",
+            "partition",
+            F.when(F.col("receiver").isNull(), F.col("position"))
+            .when(F.col("broker") == F.col("receiver"), F.lit(0))
+            .when(F.col("position") == 0, F.col("receiver_position"))
+            .otherwise(F.col("position"))
+            .alias("position"),
+            "broker",
+        )
+        .localCheckpoint()
+    )
+    current.unpersist()
+    swaps.unpersist()
+    return updated.cache(), swapped

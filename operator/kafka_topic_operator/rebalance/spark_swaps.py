@@ -368,21 +368,20 @@ def _disk_guard(spark: SparkSession, swaps: DataFrame, loads: Mapping[int, int])
 # Disk
 
 
-def _loads(current: DataFrame, sizes: DataFrame, brokers: Sequence[int]) -> dict[int, int]:
-    """Bytes per eligible broker: the only figures that reach the driver."""
+def bytes_per_broker(replicas: DataFrame, sizes: DataFrame) -> dict[int, int]:
+    """The bytes each broker's replicas hold, `sizes` being (topic, partition, size): the only
+    figures that reach the driver."""
     from pyspark.sql import functions as F
 
-    rows = (
-        current.join(sizes, ["topic", "partition"])
-        .groupBy("broker")
-        .agg(F.sum("size").alias("bytes"))
-        .collect()
-    )
-    loads = {b: 0 for b in brokers}
-    for row in rows:
-        if row["broker"] in loads:
-            loads[row["broker"]] = int(row["bytes"])
-    return loads
+    held = replicas.select("topic", "partition", "broker").join(sizes, ["topic", "partition"])
+    totals = held.groupBy("broker").agg(F.sum("size").alias("bytes")).collect()
+    return {row["broker"]: int(row["bytes"]) for row in totals}
+
+
+def _loads(current: DataFrame, sizes: DataFrame, brokers: Sequence[int]) -> dict[int, int]:
+    """Bytes per eligible broker (a drained broker's do not count)."""
+    held = bytes_per_broker(current, sizes)
+    return {b: held.get(b, 0) for b in brokers}
 
 
 def _sized(swaps: DataFrame, sizes: DataFrame) -> DataFrame:
