@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # Debian packages the project needs: a real ZooKeeper server for the tests and the dev cluster.
 APT_PACKAGES := zookeeper
 
-.PHONY: help setup system-deps lint typecheck test unit demo bench clean
+.PHONY: help setup system-deps kafka lint typecheck test unit demo bench clean
 
 help:
 	@echo "make demo    show what the project does"
@@ -21,6 +21,8 @@ system-deps:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if ! $(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1; then missing="$$missing python3-venv"; fi; \
+	command -v java >/dev/null 2>&1 || missing="$$missing openjdk-17-jre-headless"; \
+	command -v mvn >/dev/null 2>&1 || missing="$$missing maven"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -33,7 +35,12 @@ $(STAMP): pyproject.toml | system-deps
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
-setup: system-deps $(STAMP)
+# Apache Kafka's jars (the version is pinned in apache_kafka/distribution.py), through Maven into
+# .kto/kafka/<version>/libs; Maven keeps its downloads in ~/.m2, so a second run downloads nothing.
+kafka: $(STAMP)
+	$(BIN)/python -m kafka_topic_operator.apache_kafka.distribution
+
+setup: system-deps $(STAMP) kafka
 
 lint: setup
 	$(BIN)/ruff check .

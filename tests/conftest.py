@@ -1,17 +1,19 @@
-"""Shared fixtures: one real ZooKeeper server per test session, and a private chroot per test."""
+"""Shared fixtures: one real ZooKeeper server per test session, a private chroot per test, and
+real Kafka brokers (one shared cluster, or a fresh one for a test that needs it)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from kafka_topic_operator.zk.server import ZooKeeperServer
 
 if TYPE_CHECKING:
+    from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
     from kafka_topic_operator.zk.client import ZkClient
 
 
@@ -64,3 +66,47 @@ def dev_brokers(zk_chroot: str, tmp_path: Path) -> Iterator[None]:
     yield
     for broker in started:
         broker.shutdown(controlled=False)
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(
+    zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[KafkaCluster]:
+    """Three real Kafka brokers (ids 0, 1, 2 on racks a, b, c) with Kafka's own controller, in a
+    chroot of their own, shared by the session's tests: a test that stops a broker starts it
+    again, and names its topics uniquely."""
+    from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
+
+    cluster = KafkaCluster(
+        f"{zookeeper_server.connect_string}/kafka-{uuid.uuid4().hex[:8]}",
+        Path(tmp_path_factory.mktemp("kafka")),
+    )
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def fresh_kafka_cluster(
+    zookeeper_server: ZooKeeperServer, tmp_path: Path
+) -> Iterator[Callable[..., KafkaCluster]]:
+    """Starts real brokers in a new chroot for one test (`fresh_kafka_cluster(size=3, ...)`);
+    all are stopped afterwards."""
+    from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
+
+    started: list[KafkaCluster] = []
+
+    def start(size: int = 3, **options: Any) -> KafkaCluster:
+        cluster = KafkaCluster(
+            f"{zookeeper_server.connect_string}/kafka-{uuid.uuid4().hex[:8]}",
+            tmp_path / f"kafka-{len(started)}",
+            size,
+            **options,
+        )
+        started.append(cluster)
+        cluster.start()
+        return cluster
+
+    yield start
+    for cluster in started:
+        cluster.kill()

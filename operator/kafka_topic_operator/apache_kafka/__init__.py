@@ -1,0 +1,1 @@
+"""Apache Kafka itself: its jars fetched through Maven, and real brokers started from them."""
