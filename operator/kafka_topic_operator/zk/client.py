@@ -267,7 +267,15 @@ class ZkClient:
                 f"'{self._sasl_user}' failed"
             ) from e
         except Exception as e:  # kazoo raises its own timeout type from the handler
+            # A refused SASL exchange can end the session before `start` saw it connected:
+            # kazoo then times out, but remembers why.
+            refused = self._sasl_user is not None and self._kazoo.client_state == "AUTH_FAILED"
             self.stop()
+            if refused:
+                raise ZkConnectionError(
+                    f"cannot connect to ZooKeeper at {self.hosts}: SASL authentication of user "
+                    f"'{self._sasl_user}' failed"
+                ) from e
             raise ZkConnectionError(f"cannot connect to ZooKeeper at {self.hosts}: {e}") from e
 
     def stop(self) -> None:
