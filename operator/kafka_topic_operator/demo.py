@@ -1,6 +1,9 @@
 """`make demo`: a tour of Kafka's placement rules through the `kto` previews, then the dev
-cluster: KafkaTopics applied with kubectl, a broker killed, a deletion that waits for it and
-finishes when it returns. The cluster is left running (`--down` stops it at the end)."""
+cluster on real Apache Kafka: KafkaTopics applied with kubectl, a real producer writing keyed
+messages where `kto partition-for` predicts and a real consumer reading them back, a broker
+stopped, a deletion that waits for it and finishes when it returns. The cluster is left running
+(`--down` stops it at the end); `--twin` runs the same story on the dev brokers and this
+project's controller."""
 
 from __future__ import annotations
 
@@ -13,9 +16,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafka_topic_operator import devcluster
 from kafka_topic_operator.cli import main as kto
+from kafka_topic_operator.kafka.partitioner import partition_for_key
+
+if TYPE_CHECKING:
+    from confluent_kafka import Message
 
 STEPS: list[tuple[str, list[str]]] = [
     (
@@ -98,21 +106,97 @@ def ready_reasons() -> dict[str, str]:
     return reasons
 
 
-def cluster(down: bool) -> None:
-    print("\n=== The dev cluster: ZooKeeper, three dev brokers on three racks, the Kubernetes API "
-          "emulator and the operator with its embedded controller\n$ kto dev-cluster up",
-          flush=True)  # fmt: skip
+DEMO_TOPIC = "orders"  # examples/orders.yaml: 12 partitions
+DEMO_KEYS = [f"customer-{i}" for i in range(200)]
+
+
+def _where(message: Message) -> tuple[str, int]:
+    """A keyed message's key and partition (the client types both as optional)."""
+    key, partition = message.key(), message.partition()
+    assert isinstance(key, bytes) and partition is not None, "a keyed, delivered message"
+    return key.decode(), partition
+
+
+def produce_and_consume(bootstrap: str) -> None:
+    """Keyed messages through real Kafka: each must land where `kto partition-for` says (the
+    Java producer's murmur2 partitioner, which confluent-kafka's `murmur2_random` reproduces for
+    keyed messages), and all must come back to a consumer."""
+    from confluent_kafka import Consumer, KafkaError, Producer
+
+    shown = DEMO_KEYS[:4]
+    print(f"\n=== A real producer writes {len(DEMO_KEYS)} keyed messages to '{DEMO_TOPIC}'; "
+          "where will they land?\n"
+          f"$ kto partition-for --partitions 12 {' '.join(shown)}", flush=True)  # fmt: skip
+    kto(["partition-for", "--partitions", "12", *shown])
+    landed: dict[str, int] = {}
+    failures: list[str] = []
+
+    def delivered(error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            failures.append(str(error))
+        else:
+            landed.update([_where(message)])
+
+    producer = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random",
+                         "acks": "all"})  # fmt: skip
+    for key in DEMO_KEYS:
+        producer.produce(DEMO_TOPIC, key=key, value=f"order of {key}", on_delivery=delivered)
+    producer.flush(30)
+    if failures or len(landed) != len(DEMO_KEYS):
+        raise SystemExit(f"producing failed: {failures[:3] or 'not every message was delivered'}")
+    wrong = [k for k in DEMO_KEYS if landed[k] != partition_for_key(k, 12)]
+    if wrong:
+        raise SystemExit(f"keys not where kto partition-for predicted: {wrong[:5]}")
+    print("delivered: " + ", ".join(f"{k} -> partition {landed[k]}" for k in shown) + ", ...")
+    print(f"all {len(DEMO_KEYS)} keys landed on the partition kto partition-for predicted")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kto-demo",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+    consumer.subscribe([DEMO_TOPIC])
+    seen: dict[str, int] = {}
+    deadline = time.monotonic() + 60
+    try:
+        while len(seen) < len(DEMO_KEYS) and time.monotonic() < deadline:
+            message = consumer.poll(1.0)
+            if message is None or message.error() is not None:
+                continue
+            seen.update([_where(message)])
+    finally:
+        consumer.close()
+    if seen != landed:
+        raise SystemExit(f"the consumer read {len(seen)} of {len(DEMO_KEYS)} messages back")
+    print(
+        f"a real consumer (group kto-demo) read all {len(seen)} messages back, each from the "
+        "partition it was written to"
+    )
+
+
+def cluster(down: bool, kafka: bool = True) -> None:
+    if kafka:
+        print("\n=== The dev cluster on Apache Kafka: ZooKeeper, three real Kafka brokers on three "
+              "racks (Kafka's own controller), the Kubernetes API emulator and the operator\n"
+              "$ kto dev-cluster up --kafka", flush=True)  # fmt: skip
+    else:
+        print("\n=== The dev cluster: ZooKeeper, three dev brokers on three racks, the Kubernetes "
+              "API emulator and the operator with its embedded controller\n$ kto dev-cluster up",
+              flush=True)  # fmt: skip
     devcluster.down(CLUSTER_DIR)
-    state = devcluster.up(CLUSTER_DIR, KUBECONFIG)
+    state = devcluster.up(CLUSTER_DIR, KUBECONFIG, kafka=kafka)
     zookeeper = state["zookeeper"]
     print(f"ZooKeeper {zookeeper}, API {state['api']}")
+    if kafka:
+        print(f"Kafka brokers {state['bootstrap']}")
     print("\n=== KafkaTopics applied with kubectl", flush=True)
     kubectl("apply", "-f", str(ROOT / "examples"))
     wait_for("every KafkaTopic Ready", lambda: set(ready_reasons().values()) == {"Created"})
     kubectl("get", "kt")
     print(f"\n=== What Kafka's znodes say\n$ kto describe --zookeeper {zookeeper}", flush=True)
     kto(["describe", "--zookeeper", zookeeper])
-    print("\n=== Broker 2 dies; audit has its only replica there; delete audit", flush=True)
+    if kafka:
+        produce_and_consume(state["bootstrap"])
+        print("\n=== Broker 2 shuts down; audit has its only replica there; delete audit",
+              flush=True)  # fmt: skip
+    else:
+        print("\n=== Broker 2 dies; audit has its only replica there; delete audit", flush=True)
     print("$ kto dev-cluster stop-broker --id 2")
     devcluster.stop_broker(CLUSTER_DIR, 2)
     kubectl("delete", "kt", "audit", "--wait=false")
@@ -142,6 +226,7 @@ def cluster(down: bool) -> None:
         f"  {KUBECTL} get kt\n"
         f"  {KUBECTL} explain kt.spec\n"
         f"  .venv/bin/kto describe --zookeeper {zookeeper}\n"
+        "  .venv/bin/kto dev-cluster status    # the brokers, and which is the controller\n"
         "  .venv/bin/kto dev-cluster down      # stops it"
     )
 
@@ -150,10 +235,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kafka_topic_operator.demo")
     parser.add_argument("--down", action="store_true", help="stop the dev cluster at the end")
     parser.add_argument("--tour-only", action="store_true", help="only the kto previews")
+    parser.add_argument(
+        "--twin",
+        action="store_true",
+        help="dev brokers and this project's controller instead of real Kafka",
+    )
     args = parser.parse_args(argv)
     tour()
     if not args.tour_only:
-        cluster(args.down)
+        cluster(args.down, kafka=not args.twin)
     return 0
 
 

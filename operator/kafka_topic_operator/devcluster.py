@@ -1,8 +1,11 @@
 """`kto dev-cluster up|down|status`: the standalone dev cluster, in the background.
 
-A ZooKeeper server (Debian's package), three dev brokers on three racks, the Kubernetes API
-emulator with the CRDs, and `kto run --embedded-controller`; `up` writes a kubeconfig so real
-kubectl works against it. A dev and test tool: state, data and logs live in one directory.
+A ZooKeeper server (Debian's package), three brokers on three racks, the Kubernetes API emulator
+with the CRDs, and the operator; `up` writes a kubeconfig so real kubectl works against it.
+With `--kafka` the brokers are real Apache Kafka brokers (ids 0, 1, 2; racks a, b, c) and Kafka's
+own controller runs the cluster; without it, dev brokers and `kto run --embedded-controller`
+(this project's controller): the light digital twin. A dev and test tool: state, data and logs
+live in one directory.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ from typing import Any
 
 import yaml
 
+from kafka_topic_operator.apache_kafka import broker as kafka_broker
+from kafka_topic_operator.apache_kafka.distribution import KAFKA_VERSION
 from kafka_topic_operator.zk.server import ZooKeeperServer, four_letter_word, free_port
 
 CRDS = Path(__file__).resolve().parents[2] / "crds"
 BROKERS = (0, 1, 2)
+KAFKA_RACKS = ("a", "b", "c")
 STARTUP_TIMEOUT = 60.0
 
 
@@ -37,11 +43,23 @@ class DevClusterError(RuntimeError):
 def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Start, stop or inspect the standalone dev cluster (ZooKeeper, three dev "
-        "brokers, the Kubernetes API emulator and the operator with its embedded controller).",
+        description="Start, stop or inspect the standalone dev cluster (ZooKeeper, three brokers, "
+        "the Kubernetes API emulator and the operator): real Apache Kafka brokers with Kafka's own "
+        "controller (--kafka), or dev brokers with this project's controller.",
     )
     parser.add_argument("action", choices=["up", "down", "status", "stop-broker", "start-broker"])
     parser.add_argument("--id", type=int, choices=BROKERS, help="the broker to stop or start")
+    parser.add_argument(
+        "--kafka",
+        action="store_true",
+        help="up: real Apache Kafka brokers and Kafka's controller instead of the dev brokers",
+    )
+    parser.add_argument(
+        "--kill",
+        action="store_true",
+        help="stop-broker: SIGKILL (a crash) instead of SIGTERM (Kafka's controlled shutdown); "
+        "dev brokers are always killed",
+    )
     parser.add_argument(
         "--dir",
         type=Path,
@@ -113,7 +131,7 @@ def _http(url: str, body: Any = None) -> Any:
         return json.loads(response.read() or b"null")
 
 
-def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
+def up(directory: Path, kubeconfig: Path, *, kafka: bool = False) -> dict[str, Any]:
     state_path = _state_file(directory)
     if state_path.exists() and any(_alive(p) for p in json.loads(state_path.read_text())["pids"]):
         raise DevClusterError(f"a dev cluster is already running from {directory}; "
@@ -142,10 +160,28 @@ def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
         client.ensure_path("/kafka")
         client.stop()
         state["brokers"] = {}
-        for broker in BROKERS:
-            pid = _start_broker(directory, connect, broker)
-            pids.append(pid)
-            state["brokers"][str(broker)] = pid
+        if kafka:
+            ports = {b: free_port() for b in BROKERS}
+            state["kafka"] = {
+                str(b): {"port": ports[b], "rack": KAFKA_RACKS[b],
+                         "bootstrap": f"127.0.0.1:{ports[b]}"}
+                for b in BROKERS
+            }  # fmt: skip
+            # All three JVMs start at once, then each is waited for.
+            for broker in BROKERS:
+                pid = _spawn_kafka_broker(directory, state, broker)
+                pids.append(pid)
+                state["brokers"][str(broker)] = pid
+            for broker in BROKERS:
+                _wait_kafka_broker(directory, state, broker)
+            state["bootstrap"] = ",".join(
+                _kafka_spec(directory, state, b).bootstrap for b in BROKERS
+            )
+        else:
+            for broker in BROKERS:
+                pid = _start_broker(directory, connect, broker)
+                pids.append(pid)
+                state["brokers"][str(broker)] = pid
         api_port = free_port()
         api_log = directory / "apiserver.log"
         kubeconfig = kubeconfig.resolve()
@@ -165,12 +201,18 @@ def up(directory: Path, kubeconfig: Path) -> dict[str, Any]:
                     raise
         liveness, metrics = free_port(), free_port()
         operator_log = directory / "operator.log"
+        # Against real Kafka its own controller runs the cluster; the twin needs ours.
+        controller = [] if kafka else ["--embedded-controller"]
+        log_dirs = [
+            str(_kafka_spec(directory, state, b).log_dir if kafka else _log_dir(directory, b))
+            for b in BROKERS
+        ]
         pids.append(_spawn(
             [python, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
-             "--embedded-controller", "--liveness", f"http://127.0.0.1:{liveness}/healthz",
+             *controller, "--liveness", f"http://127.0.0.1:{liveness}/healthz",
              "--metrics-port", str(metrics),
-             # KafkaRebalances take partition sizes from the dev brokers' log directories.
-             "--log-dirs", *(str(_log_dir(directory, b)) for b in BROKERS)],
+             # KafkaRebalances take partition sizes from the brokers' log directories.
+             "--log-dirs", *log_dirs],
             operator_log, {**os.environ, "KUBECONFIG": str(kubeconfig)},
         ))  # fmt: skip
         _wait(lambda: urllib.request.urlopen(f"http://127.0.0.1:{liveness}/healthz", timeout=2),
@@ -195,10 +237,43 @@ def _start_broker(directory: Path, connect: str, broker: int) -> int:
                   directory / f"broker-{broker}.log")  # fmt: skip
 
 
-def stop_broker(directory: Path, broker: int) -> None:
-    """SIGKILL, as a crash: its session expires and the controller sees it die."""
+def _kafka_spec(directory: Path, state: dict[str, Any], broker: int) -> kafka_broker.BrokerSpec:
+    """A real broker as `up` made it: the same port, rack and log directory every start."""
+    settings = state["kafka"][str(broker)]
+    return kafka_broker.BrokerSpec(
+        broker_id=broker,
+        zookeeper=state["zookeeper"],
+        directory=directory / f"kafka-{broker}",
+        port=settings["port"],
+        rack=settings["rack"],
+        internal_replication_factor=len(BROKERS),
+    )
+
+
+def _spawn_kafka_broker(directory: Path, state: dict[str, Any], broker: int) -> int:
+    try:
+        return kafka_broker.spawn(_kafka_spec(directory, state, broker)).pid
+    except kafka_broker.KafkaBrokerError as e:
+        raise DevClusterError(str(e)) from None
+
+
+def _wait_kafka_broker(directory: Path, state: dict[str, Any], broker: int) -> None:
+    pid = state["brokers"][str(broker)]
+    try:
+        kafka_broker.wait_until_ready(_kafka_spec(directory, state, broker), pid, STARTUP_TIMEOUT)
+    except kafka_broker.KafkaBrokerError as e:
+        raise DevClusterError(str(e)) from None
+
+
+def stop_broker(directory: Path, broker: int, *, kill: bool = False) -> None:
+    """Real Kafka: SIGTERM, so Kafka shuts down under control (its controller moves the broker's
+    leaderships away first), or SIGKILL with `kill`. Dev brokers: SIGKILL, as a crash; either way
+    a killed broker's session expires and the controller sees it die."""
     state = _running_state(directory)
     pid = state["brokers"][str(broker)]
+    if "kafka" in state:
+        kafka_broker.terminate(pid, kill=kill)
+        return
     if _alive(pid):
         os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
@@ -209,10 +284,15 @@ def start_broker(directory: Path, broker: int) -> None:
     state = _running_state(directory)
     if _alive(state["brokers"][str(broker)]):
         raise DevClusterError(f"broker {broker} is already running")
-    pid = _start_broker(directory, state["zookeeper"], broker)
+    if "kafka" in state:
+        pid = _spawn_kafka_broker(directory, state, broker)
+    else:
+        pid = _start_broker(directory, state["zookeeper"], broker)
     state["pids"] = [pid if p == state["brokers"][str(broker)] else p for p in state["pids"]]
     state["brokers"][str(broker)] = pid
     _state_file(directory).write_text(json.dumps(state, indent=2))
+    if "kafka" in state:
+        _wait_kafka_broker(directory, state, broker)
 
 
 def _running_state(directory: Path) -> dict[str, Any]:
@@ -251,15 +331,54 @@ def status(directory: Path) -> dict[str, Any] | None:
         return None
     state: dict[str, Any] = json.loads(state_path.read_text())
     state["alive"] = {str(pid): _alive(pid) for pid in state["pids"]}
+    state["controller"] = _controller(state["zookeeper"]) if state["alive"].get(
+        str(state["pids"][0])) else None  # fmt: skip
     return state
+
+
+def _controller(zookeeper: str) -> int | None:
+    """The broker `/controller` names (Kafka's, or ours in the twin), None when there is none."""
+    from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
+
+    client = ZkClient(zookeeper)
+    try:
+        client.start(timeout=5.0)
+    except ZkConnectionError:
+        return None
+    try:
+        node = client.get("/controller")
+        return None if node is None else int(json.loads(node.data)["brokerid"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    finally:
+        client.stop()
+
+
+def status_lines(state: dict[str, Any]) -> list[str]:
+    """What `status` prints: the processes, then each broker with its address."""
+    alive = sum(state["alive"].values())
+    lines = [f"dev cluster: {alive} of {len(state['alive'])} processes running; "
+             f"ZooKeeper {state['zookeeper']}, API {state['api']}"]  # fmt: skip
+    kind = "Kafka broker" if "kafka" in state else "dev broker"
+    for broker, pid in sorted(state["brokers"].items()):
+        running = "running" if state["alive"].get(str(pid)) else "stopped"
+        settings = state.get("kafka", {}).get(broker)
+        where = f" 127.0.0.1:{settings['port']} rack {settings['rack']}" if settings else ""
+        role = ", controller" if state.get("controller") == int(broker) else ""
+        lines.append(f"  {kind} {broker}{where}: {running}{role}")
+    if "kafka" not in state:
+        lines.append("  controller: this project's (embedded in the operator)")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.action == "up":
-            state = up(args.dir, args.kubeconfig)
+            state = up(args.dir, args.kubeconfig, kafka=args.kafka)
             print(f"dev cluster up: ZooKeeper {state['zookeeper']}, API {state['api']}")
+            if args.kafka:
+                print(f"  Apache Kafka {KAFKA_VERSION} brokers: {state['bootstrap']}")
             print(f"  export KUBECONFIG={state['kubeconfig']}")
             print("  kubectl get kt    # KafkaTopics; kto describe --zookeeper "
                   f"{state['zookeeper']}")  # fmt: skip
@@ -269,17 +388,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.action in ("stop-broker", "start-broker"):
             if args.id is None:
                 raise DevClusterError(f"{args.action} needs --id")
-            (stop_broker if args.action == "stop-broker" else start_broker)(args.dir, args.id)
+            if args.action == "stop-broker":
+                stop_broker(args.dir, args.id, kill=args.kill)
+            else:
+                start_broker(args.dir, args.id)
             print(f"broker {args.id} {'stopped' if args.action == 'stop-broker' else 'started'}")
         else:
             found = status(args.dir)
             if found is None:
                 print(f"no dev cluster in {args.dir}")
                 return 1
-            alive = sum(found["alive"].values())
-            print(f"dev cluster: {alive} of {len(found['alive'])} processes running; "
-                  f"ZooKeeper {found['zookeeper']}, API {found['api']}")  # fmt: skip
-            return 0 if alive == len(found["alive"]) else 1
+            print("\n".join(status_lines(found)))
+            return 0 if all(found["alive"].values()) else 1
     except DevClusterError as e:
         print(f"kto dev-cluster: {e}", file=sys.stderr)
         return 1

@@ -52,6 +52,10 @@ class BrokerSpec:
     session_timeout_ms: int = SESSION_TIMEOUT_MS
     overrides: Mapping[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The JVM runs in this directory and its files name each other: absolute paths only.
+        object.__setattr__(self, "directory", self.directory.resolve())
+
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
