@@ -139,3 +139,20 @@ def test_brokers_register_answer_metadata_and_stop_as_kafkas_do(
         assert sorted(zk.children("/brokers/ids") or []) == ["0", "1"]
     finally:
         zk.stop()
+
+
+def test_group_members_as_kafkas_consumer_group_command_prints_them() -> None:
+    from kafka_topic_operator.apache_kafka.tools import parse_group_members
+
+    output = (
+        "\nGROUP   CONSUMER-ID        HOST        CLIENT-ID  #PARTITIONS  ASSIGNMENT\n"
+        "g       member-0-1fb5      /127.0.0.1  member-0   3            (0,1,2)\n"
+        "g       member-2-4c21      /127.0.0.1  member-2   3            a(5,6),b(0)\n"
+        "g       member-1-1f0c      /127.0.0.1  member-1   0            -\n"
+    )
+    assert parse_group_members(output) == {
+        "member-0-1fb5": {"": [0, 1, 2]},
+        "member-2-4c21": {"a": [5, 6], "b": [0]},
+        "member-1-1f0c": {},
+    }
+    assert parse_group_members("Consumer group 'g' has no active members.") == {}
