@@ -176,3 +176,40 @@ def test_a_killed_broker_moves_leaders_and_status_follows(kafka: OperatorOnKafka
         return len(rows) == 6 and all(len(r["isr"]) == 3 for r in rows)
 
     eventually(status_full, "status with every ISR full again", timeout=60)
+
+
+def test_a_rebalance_draining_broker_2_is_executed_by_kafka(kafka: OperatorOnKafka) -> None:
+    from confluent_kafka.admin import ConfigResource, ConfigSource
+
+    kafka.apply("drained", partitions=8, replicas=3)
+    kafka.ready_everywhere("drained")
+    assert any(2 in p.replicas for p in kafka.metadata("drained").values())
+    kafka.apply("drain-2", plural="kafkarebalances", kind="KafkaRebalance",
+                mode="remove-brokers", brokers=[2], replicationThrottle=50_000_000)  # fmt: skip
+
+    def state() -> str | None:
+        status = (kafka.get("drain-2", "kafkarebalances") or {}).get("status") or {}
+        return next((c["type"] for c in status.get("conditions") or [] if c["status"] == "True"),
+                    None)  # fmt: skip
+
+    eventually(lambda: state() == "ProposalReady", "a proposal", timeout=180)
+    kafka.patch("drain-2", {"metadata": {"annotations": {"kto.dev/rebalance": "approve"}}},
+                "kafkarebalances")  # fmt: skip
+    eventually(lambda: state() == "Ready", "the rebalance done", timeout=180)
+
+    topics = sorted(t for t in kafka.topics() if not t.startswith("__"))
+    for topic in topics:
+        partitions = kafka.metadata(topic)
+        assert all(2 not in p.replicas for p in partitions.values()), topic
+        assert all(sorted(p.isrs) == sorted(p.replicas) for p in partitions.values()), topic
+        configs = kafka.configs(topic)
+        assert not configs.get("leader.replication.throttled.replicas"), topic
+        assert not configs.get("follower.replication.throttled.replicas"), topic
+    for broker in (0, 1, 3):  # the client asks about one broker per call
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(broker))
+        entries = kafka.admin().describe_configs([resource])[resource].result(timeout=10)
+        for name in ("leader.replication.throttled.rate", "follower.replication.throttled.rate"):
+            entry = entries.get(name)
+            # No rate left set on the broker: at most Kafka's static default.
+            assert entry is None or entry.source != ConfigSource.DYNAMIC_BROKER_CONFIG.value, (
+                broker, name, entry.value)  # fmt: skip
