@@ -272,3 +272,33 @@ def test_sizes_and_swap_goals_round_trip_and_bad_ones_are_refused() -> None:
     with pytest.raises(job.PlanningError, match="malformed planning input: KeyError"):
         job.PlanningInput.from_json({**data, "partitions": [{"topic": "a", "partition": 0,
                                                              "replicas": [1]}]})  # fmt: skip
+
+
+def test_a_removal_empties_the_broker_even_above_the_even_counts(
+    spark: Any, tmp_path: Path
+) -> None:
+    # Two racks, a = {0, 2} and b = {1, 3}; removing 2 leaves rack a to broker 0 alone, which
+    # already holds its even share: 2's replicas can only go there. Found on real Kafka, where
+    # the plan stalled with them on broker 2 and was carried out as if the drain had worked.
+    t = "t"
+    before = {TopicPartition(t, 0): (0, 1), TopicPartition(t, 1): (0, 3),
+              TopicPartition(t, 2): (0, 1), TopicPartition(t, 3): (0, 3),
+              TopicPartition(t, 4): (2, 1), TopicPartition(t, 5): (2, 3)}  # fmt: skip
+    racks = {0: "a", 1: "b", 2: "a", 3: "b"}
+    output = job.plan(spark, job.PlanningInput(before, brokers=(0, 1, 3), racks=racks), tmp_path)
+    after = after_of(before, output)
+    assert 2 not in ClusterModel(after).replica_counts()
+    assert all(sorted(racks[b] for b in replicas) == ["a", "b"] for replicas in after.values())
+    assert output.result.unbalanced  # broker 0 ends above the even count, and says so
+
+
+def test_a_removal_that_cannot_empty_the_broker_is_refused(spark: Any, tmp_path: Path) -> None:
+    before = {TopicPartition("keep", 0): (2, 1), TopicPartition("keep", 1): (1, 2),
+              TopicPartition("move", 0): (2, 0)}  # fmt: skip
+    request = job.PlanningInput(before, brokers=(0, 1), excluded_topics="keep")
+    with pytest.raises(job.PlanningError) as error:
+        job.plan(spark, request, tmp_path)
+    assert str(error.value) == (
+        "the brokers to remove cannot be emptied: 2 on broker 2 would stay (2 of excluded "
+        "topics, which never move)"
+    )

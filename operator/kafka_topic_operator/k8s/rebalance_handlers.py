@@ -459,7 +459,11 @@ def _propose_locally(resource: Resource, spec: RebalanceSpec, zk: Any, stopped: 
     outcome = _run_local_job(command, directory, resource, stopped)
     if outcome is not None:
         if outcome != "":
-            resource.write_status(State.NOT_READY, "PlanningFailed", outcome)
+            # The job's own error.json says why best (CannotPlan for a spec the cluster cannot
+            # meet), as it does for the remote engines.
+            failure = _failure(directory) or {}
+            resource.write_status(State.NOT_READY, str(failure.get("reason") or "PlanningFailed"),
+                                  str(failure.get("message") or outcome))  # fmt: skip
         return  # stopped, refreshed or failed: the loop decides what next
     _show_proposal(resource, proposal, directory)
 

@@ -197,6 +197,7 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         progress=progress,
     )
     after = counts.replicas
+    check_drained(after, request, counts.unbalanced)
     rounds = [{"phase": "replicas", **vars(r)} for r in counts.rounds]
     unbalanced = [counts.unbalanced] if counts.unbalanced else []
     swapped = _swap_goals(spark, request, before, after, progress)
@@ -232,6 +233,28 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         unbalanced=unbalanced,
     )
     return PlanningOutput(changes, result, rounds)
+
+
+def check_drained(replicas: DataFrame, request: PlanningInput, why: str | None) -> None:
+    """A broker being removed must end empty: a plan that would leave replicas on it is refused
+    rather than shown (and carried out) as if the broker could then go."""
+    from pyspark.sql import functions as F
+
+    stranded = replicas.where(~F.col("broker").isin(list(request.brokers)))
+    left: dict[int, int] = {
+        row["broker"]: row["count"] for row in stranded.groupBy("broker").count().collect()
+    }
+    if not left:
+        return
+    held = ", ".join(f"{count} on broker {broker}" for broker, count in sorted(left.items()))
+    pinned = 0
+    if request.excluded_topics:
+        pinned = stranded.where(F.col("topic").rlike(f"^(?:{request.excluded_topics})$")).count()
+    if pinned:
+        why = f"{pinned} of excluded topics, which never move"
+    raise PlanningError(
+        f"the brokers to remove cannot be emptied: {held} would stay" + (f" ({why})" if why else "")
+    )
 
 
 @dataclass

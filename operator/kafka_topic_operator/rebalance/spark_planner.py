@@ -11,7 +11,9 @@ leader) never reaches the driver: only per-broker counts do. Each round:
    not hold (and, with racks, whose rack would not hold too many), followers first, each route
    ranking them by its own hash so that routes from one donor pick different replicas;
 4. a replica moves once and a partition one replica per round; what a route could not fill is
-   worked out again in the next round;
+   worked out again in the next round; when no route can move anything while a broker being
+   drained still holds replicas, one round lets those go to any broker that legally takes
+   them, over its target if need be (removal is required, even counts only a goal);
 5. accepted moves rewrite the replicas' brokers in place (a moved replica keeps its position).
 
 Every accepted move goes from a surplus to a deficit, so a plan that ends balanced has moved
@@ -107,16 +109,24 @@ def plan_counts(
     rack_table = None
     if racks:
         rack_table = spark.createDataFrame(sorted(racks.items()), "broker int, rack string")
+    staying = set(brokers)
+    drain_anywhere = False
     for round_number in range(max_rounds):
         began = time.perf_counter()
         counts, surplus, deficit = _off_targets(current, brokers)
         if receivers is not None:
             deficit = {b: d for b, d in deficit.items() if b in set(receivers)}
+        if drain_anywhere:
+            # Brokers being removed must end empty, even counts are only a goal: their replicas
+            # may go to any broker that legally takes them, above its target if need be.
+            surplus = {b: c for b, c in counts.items() if b not in staying and c}
+            takers = staying if receivers is None else staying & set(receivers)
+            deficit = dict.fromkeys(takers, sum(surplus.values()))
         if not surplus or not deficit:
             break
         total = sum(surplus.values())
         # When the narrow routes found nothing, every donor may send to every receiver.
-        wide = bool(plan.rounds) and plan.rounds[-1].moved == 0
+        wide = drain_anywhere or (bool(plan.rounds) and plan.rounds[-1].moved == 0)
         routes = spark.createDataFrame(
             [(d, r, min(sd, dr)) for d, sd in surplus.items() for r, dr in deficit.items()]
             if wide
@@ -186,6 +196,15 @@ def plan_counts(
         plan.rounds.append(report)
         if progress is not None:
             progress(report)
+        if (
+            wide
+            and not moved
+            and not drain_anywhere
+            and any(c for b, c in counts.items() if b not in staying)
+        ):
+            drain_anywhere = True
+            continue
+        drain_anywhere = False
         if wide and not moved:
             plan.unbalanced = (
                 f"replica counts still off their targets: no legal move left for {total} "
