@@ -84,6 +84,11 @@ class IsrChangeNotification:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigChanges:
+    """`/config/changes` has children: a broker's ZkConfigManager reads the new ones."""
+
+
+@dataclass(frozen=True, slots=True)
 class ReplicaLeaderElection:
     """`/admin/preferred_replica_election` appeared (ZkTriggered)."""
 
@@ -122,6 +127,7 @@ ControllerEvent = (
     | ZkPartitionReassignment
     | PartitionReassignmentIsrChange
     | IsrChangeNotification
+    | ConfigChanges
     | ReplicaLeaderElection
     | AutoPreferredReplicaLeaderElection
     | ControlledShutdown

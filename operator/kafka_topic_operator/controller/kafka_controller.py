@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,6 +58,12 @@ _P = PartitionState
 
 FAILOVER_AUTO_REBALANCE_DELAY = 5.0
 """Kafka schedules the first automatic preferred leader election 5 s after failover."""
+
+CONFIG_CHANGE_EXPIRATION_MS = 15 * 60 * 1000
+"""ZkNodeChangeNotificationListener's changeExpirationMs: older config change notifications are
+purged."""
+
+_CHANGE_NUMBER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,9 @@ class KafkaController:
         self._rewatch_pending = False
         self._session_lost = False
         self._next_auto_rebalance: float | None = None
+        # ZkNodeChangeNotificationListener.lastExecutedChange: kept for the process's life, so
+        # a new session or a failover reprocesses nothing.
+        self._last_config_change = -1
         self.idle = threading.Event()
         self.events_processed = 0
 
@@ -227,6 +237,8 @@ class KafkaController:
                     self._elect()
             case ev.Rewatch() if not self.is_active:
                 self._rewatch_pending = False  # a standby watches no single znodes
+            case ev.ConfigChanges():
+                self._process_config_changes()  # every broker does, the controller or not
             case _ if not self.is_active:
                 return
             case ev.BrokerChange():
@@ -309,6 +321,9 @@ class KafkaController:
     def _on_isr_changes(self, _event: Any) -> None:
         self.put(ev.IsrChangeNotification())
 
+    def _on_config_changes(self, _event: Any) -> None:
+        self.put(ev.ConfigChanges())
+
     def _on_preferred_election(self, _event: Any) -> None:
         self.put(ev.ReplicaLeaderElection())
 
@@ -349,6 +364,9 @@ class KafkaController:
     def _reelect(self) -> None:
         self._maybe_resign()
         self._elect()
+        # The broker's config manager reads the notifications at start and on each new session
+        # (ZkNodeChangeNotificationListener.init and afterInitializingSession).
+        self.put(ev.ConfigChanges())
 
     def _elect(self) -> None:
         """KafkaController.elect: watch `/controller`, and try to become it if it is free."""
@@ -766,6 +784,72 @@ class KafkaController:
                 for op in batch:
                     with contextlib.suppress(TransactionFailed):
                         self.zk.multi([op], fence)
+
+    # ---- config changes --------------------------------------------------------------------------
+
+    def _process_config_changes(self) -> None:
+        """ZkNodeChangeNotificationListener.processNotifications with ZkConfigManager's handler,
+        as the controller's own broker runs them: each notification newer than the last one
+        processed names an entity whose config is read; a topic config that enables unclean
+        leader election has the controller elect leaders for the topic's offline partitions
+        (TopicConfigHandler.processConfigChanges, processTopicUncleanLeaderElectionEnable).
+        Then notifications older than 15 minutes are purged."""
+        path = znodes.CONFIG_CHANGES_PATH
+        names = sorted(self.zk.children(path, watch=self._on_config_changes) or [])
+        if not names:
+            return
+        now = time.time() * 1000
+        prefix = znodes.CONFIG_CHANGE_PREFIX
+        for name in names:
+            number = name[len(prefix) :] if name.startswith(prefix) else name
+            if _CHANGE_NUMBER.fullmatch(number) is None:
+                # Kafka's toLong throws and the whole pass ends there, purge included.
+                log.error(
+                    "Error while processing notification change for path = %s: bad name %s",
+                    path,
+                    name,
+                )
+                return
+            change = int(number)
+            if change > self._last_config_change:
+                self._process_config_change(f"{path}/{name}")
+                self._last_config_change = change
+        self._purge_config_changes(now, [f"{path}/{n}" for n in names])
+
+    def _process_config_change(self, path: str) -> None:
+        node = self.zk.get(path)
+        if node is None:
+            log.warning("read null data from %s", path)
+            return
+        try:
+            change = znodes.decode_config_change(path, node.data)
+        except znodes.ZNodeDataError as e:
+            log.error("error processing change notification from %s: %s", path, e)
+            return
+        topic = change.entity_name
+        if change.entity_type != znodes.ConfigType.TOPIC or topic is None:
+            return  # no other entity's config matters to the controller
+        config = self._topic_configs([topic]).get(topic, {})
+        log.info("Processing override for entityPath: %s with config: %s", change.entity_path,
+                 config)  # fmt: skip
+        # Scala's toBoolean: "true" in any case; anything else (or nothing) is false.
+        if config.get("unclean.leader.election.enable", "").lower() == "true" and self.is_active:
+            log.info("Unclean leader election has been enabled for topic %s", topic)
+            self.partition_sm.trigger_online_partition_state_change(
+                self.ctx.partitions_for_topic(topic)
+            )
+
+    def _purge_config_changes(self, now: float, paths: list[str]) -> None:
+        """purgeObsoleteNotifications. A notification is never changed, so its mtime is its
+        creation time. Only the active controller purges here, its deletes fenced."""
+        if not self.is_active:
+            return
+        fence = Fence(self.ctx.epoch_zk_version)
+        for node in self.zk.get_many(paths):
+            if node is not None and now - node.mtime > CONFIG_CHANGE_EXPIRATION_MS:
+                log.debug("Purging change notification %s", node.path)
+                with contextlib.suppress(TransactionFailed):  # already gone
+                    self.zk.multi([Delete(node.path)], fence)
 
     # ---- preferred replica elections -------------------------------------------------------------
 

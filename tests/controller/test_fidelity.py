@@ -1,0 +1,102 @@
+"""The controller held to Kafka 3.9's ZooKeeper-mode controller where an earlier review found it
+differed; each test names the Kafka source it follows."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_topic_operator.controller import events as ev
+from kafka_topic_operator.controller import kafka_controller
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import admin, znodes
+
+from .conftest import Bare, Cluster
+
+pytestmark = pytest.mark.zookeeper
+
+T0 = TopicPartition("t", 0)
+
+
+# ---- /config/changes: a topic's unclean.leader.election.enable turned on ---------------------
+# ConfigHandler.scala (TopicConfigHandler.processConfigChanges) calls
+# KafkaController.enableTopicUncleanLeaderElection, whose event runs
+# triggerOnlinePartitionStateChange(topic).
+
+
+def test_enabling_unclean_election_on_a_topic_elects_its_offline_partitions(
+    cluster: Cluster,
+) -> None:
+    cluster.start_broker(0)
+    cluster.start_broker(1)
+    controller = cluster.start_controller()
+    admin.create_topic_with_assignment(cluster.zk, "t", {0: [0, 1]})
+    cluster.wait_state(T0, lambda lai: lai.isr == (0, 1))
+    cluster.stop_broker(1)
+    cluster.wait_state(T0, lambda lai: lai.isr == (0,))
+    cluster.stop_broker(0)
+    cluster.wait_state(T0, lambda lai: lai.leader == -1)
+    cluster.start_broker(1)  # out of the ISR: no clean leader
+    cluster.waiter.exists(znodes.broker_path(1))
+    cluster.settle(controller)
+    assert 1 in controller.ctx.live_brokers
+    state = cluster.state(T0)
+    assert state is not None and state.leader_and_isr.leader == -1
+    admin.change_topic_config(cluster.zk, "t", {"unclean.leader.election.enable": "TRUE"})
+    lai = cluster.wait_state(T0, lambda lai: lai.leader == 1, "the unclean election")
+    assert lai.isr == (1,)
+
+
+def _offline_partition_with_live_replica_outside_the_isr(bare: Bare) -> None:
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1]})
+    bare.dispatch(ev.TopicChange())
+    bare.unregister(1)
+    bare.dispatch(ev.BrokerChange())
+    bare.unregister(0)
+    bare.dispatch(ev.BrokerChange())
+    bare.register(1)
+    bare.dispatch(ev.BrokerChange())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+
+
+def test_each_config_change_notification_is_processed_once(bare: Bare) -> None:
+    _offline_partition_with_live_replica_outside_the_isr(bare)
+    admin.change_topic_config(bare.zk, "t", {"unclean.leader.election.enable": "false"})
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+    # The config turns true with no new notification: nothing happens (Kafka reads the config
+    # only for a notification it has not processed yet).
+    bare.zk.set(
+        znodes.topic_config_path("t"),
+        znodes.encode_config({"unclean.leader.election.enable": "true"}),
+    )
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+    # A notification for another entity type is read but changes nothing here.
+    bare.zk.create(
+        znodes.config_change_path(), znodes.encode_config_change("brokers/<default>"),
+        sequence=True,
+    )  # fmt: skip
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+    admin.change_topic_config(bare.zk, "t", {"unclean.leader.election.enable": "true"})
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == 1
+    # Notifications stay for other brokers (purged after 15 minutes).
+    assert len(bare.zk.children(znodes.CONFIG_CHANGES_PATH) or []) == 3
+
+
+def test_expired_config_change_notifications_are_purged(
+    bare: Bare, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare.register(0)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0]})
+    admin.change_topic_config(bare.zk, "t", {"retention.ms": "1"})
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.zk.children(znodes.CONFIG_CHANGES_PATH)
+    monkeypatch.setattr(kafka_controller, "CONFIG_CHANGE_EXPIRATION_MS", -1)
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.zk.children(znodes.CONFIG_CHANGES_PATH) == []
