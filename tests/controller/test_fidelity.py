@@ -9,6 +9,7 @@ from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
+from kafka_topic_operator.zk import broker_channel as bc
 
 from .conftest import Bare, Cluster
 
@@ -100,3 +101,43 @@ def test_expired_config_change_notifications_are_purged(
     monkeypatch.setattr(kafka_controller, "CONFIG_CHANGE_EXPIRATION_MS", -1)
     bare.dispatch(ev.ConfigChanges())
     assert bare.zk.children(znodes.CONFIG_CHANGES_PATH) == []
+
+
+# ---- the extra UpdateMetadata of onReplicasBecomeOffline --------------------------------------
+# KafkaController.scala onReplicasBecomeOffline: sent only when no replica went offline outside
+# deleted topics and no election succeeded.
+
+
+def _update_metadata(requests: list[bc.Request]) -> list[bc.UpdateMetadataRequest]:
+    return [r for r in requests if isinstance(r, bc.UpdateMetadataRequest)]
+
+
+def test_a_broker_with_no_replicas_dying_is_told_even_with_an_offline_partition(
+    bare: Bare,
+) -> None:
+    for broker in (0, 1, 2):
+        bare.register(broker)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0]})
+    bare.dispatch(ev.TopicChange())
+    bare.unregister(0)
+    bare.dispatch(ev.BrokerChange())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+    bare.requests(2)
+    bare.unregister(1)  # hosts nothing
+    bare.dispatch(ev.BrokerChange())
+    sent = _update_metadata(bare.requests(2))
+    assert [([b.id for b in r.live_brokers], r.partition_states) for r in sent] == [([2], ())]
+
+
+def test_a_follower_dying_sends_no_extra_update_metadata(bare: Bare) -> None:
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1]})
+    bare.dispatch(ev.TopicChange())
+    bare.requests(0)
+    bare.unregister(1)
+    bare.dispatch(ev.BrokerChange())
+    sent = _update_metadata(bare.requests(0))
+    assert [[s.isr for s in r.partition_states] for r in sent] == [[(0,)]]

@@ -651,11 +651,13 @@ class KafkaController:
         ]
         with_offline_leader = ctx.partitions_with_offline_leader()
         self.partition_sm.handle_state_changes(with_offline_leader, _P.OFFLINE_PARTITION)
-        self.partition_sm.trigger_online_partition_state_change()
+        elected = self.partition_sm.trigger_online_partition_state_change()
         self.replica_sm.handle_state_changes(not_for_deletion, _R.OFFLINE_REPLICA)
         if for_deletion:
             self.deletion.fail_replica_deletion(for_deletion)
-        if not with_offline_leader:
+        # No leader or ISR changed, so no state machine sent UpdateMetadata: send one to
+        # propagate the offline brokers (KafkaController.onReplicasBecomeOffline).
+        if not not_for_deletion and all(isinstance(o, Exception) for o in elected.values()):
             self.batch.new_batch()
             self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [])
             self.batch.send()
