@@ -3,10 +3,13 @@ differed; each test names the Kafka source it follows."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
+from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk import broker_channel as bc
@@ -141,3 +144,41 @@ def test_a_follower_dying_sends_no_extra_update_metadata(bare: Bare) -> None:
     bare.dispatch(ev.BrokerChange())
     sent = _update_metadata(bare.requests(0))
     assert [[s.isr for s in r.partition_states] for r in sent] == [[(0,)]]
+
+
+# ---- automatic preferred leader election during a reassignment --------------------------------
+# KafkaController.scala checkAndTriggerAutoLeaderRebalance: since KAFKA-10149 (3.4) no partition
+# is left out because a reassignment is in progress, not even the reassigned ones.
+
+
+def _leader_writes_isr(bare: Bare, tp: TopicPartition, isr: tuple[int, ...]) -> None:
+    """What a leader does: the state znode's ISR rewritten, then an ISR change notification."""
+    path = znodes.topic_partition_state_path(tp)
+    node = bare.zk.get(path)
+    assert node is not None
+    state = znodes.decode_partition_state(node.path, node.data, node.version)
+    lai = state.leader_and_isr
+    new = LeaderAndIsr(lai.leader, isr, lai.leader_epoch, lai.leader_recovery_state, 0)
+    bare.zk.set(path, znodes.encode_partition_state(replace(state, leader_and_isr=new)))
+    bare.zk.create(znodes.isr_change_path(), znodes.encode_isr_change([tp]), sequence=True)
+    bare.dispatch(ev.IsrChangeNotification())
+
+
+def test_automatic_preferred_election_goes_on_during_a_reassignment(bare: Bare) -> None:
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1], 1: [1, 0]})
+    bare.dispatch(ev.TopicChange())
+    bare.unregister(0)
+    bare.dispatch(ev.BrokerChange())
+    bare.register(0)
+    bare.dispatch(ev.BrokerChange())
+    _leader_writes_isr(bare, T0, (1, 0))
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == 1
+    t1 = TopicPartition("t", 1)
+    admin.reassign_partitions(bare.zk, {t1: [1, 2]})  # broker 2 never comes
+    bare.dispatch(ev.ZkPartitionReassignment())
+    assert bare.ctx.partitions_being_reassigned == {t1}
+    bare.dispatch(ev.AutoPreferredReplicaLeaderElection())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == 0

@@ -943,8 +943,8 @@ class KafkaController:
             candidates = [
                 tp
                 for tp in not_preferred
-                if not ctx.partitions_being_reassigned
-                and not self.deletion.is_queued(tp.topic)
+                # Partitions being reassigned are candidates too (KAFKA-10149, Kafka 3.4).
+                if not self.deletion.is_queued(tp.topic)
                 and self._can_preferred_replica_be_leader(tp)
             ]
             self._on_replica_election(candidates, "AutoTriggered")
