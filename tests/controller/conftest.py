@@ -269,6 +269,12 @@ class Bare:
             self.zk.delete(f"{path}/{name}")
         return out
 
+    def answer(self, broker: int, response: bc.Response) -> None:
+        """`broker` answers, as a dev broker writes its answers."""
+        data = bc.pack(bc.encode_response(response))
+        self.zk.create(bc.response_prefix(broker), data, sequence=True)
+        self.dispatch(ev.BrokerResponses(broker))
+
     def stop(self) -> None:
         self.controller.zk.stop()
 

@@ -182,3 +182,67 @@ def test_automatic_preferred_election_goes_on_during_a_reassignment(bare: Bare) 
     assert bare.ctx.partitions_being_reassigned == {t1}
     bare.dispatch(ev.AutoPreferredReplicaLeaderElection())
     assert bare.ctx.leadership[T0].leader_and_isr.leader == 0
+
+
+# ---- log directory failures ---------------------------------------------------------------------
+# KafkaController.scala processLogDirEventNotification / onBrokerLogDirFailure (LeaderAndIsr to
+# every replica of the broker), processLeaderAndIsrResponseReceived (KAFKA_STORAGE_ERROR marks
+# the replica offline: onReplicasBecomeOffline), ControllerContext.isReplicaOnline.
+
+
+def test_a_log_dir_failure_moves_leadership_off_the_replicas_in_it(bare: Bare) -> None:
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1], 1: [1, 0]})
+    bare.dispatch(ev.TopicChange())
+    bare.requests(0)
+    bare.requests(1)
+    bare.zk.create(znodes.log_dir_event_path(), znodes.encode_log_dir_event(0), sequence=True)
+    bare.dispatch(ev.LogDirEventNotification())
+    assert bare.zk.children(znodes.LOG_DIR_EVENT_NOTIFICATION_PATH) == []
+    asked = [r for r in bare.requests(0) if isinstance(r, bc.LeaderAndIsrRequest)]
+    assert len(asked) == 1
+    assert sorted(s.topic_partition for s in asked[0].partition_states) == [
+        T0,
+        TopicPartition("t", 1),
+    ]
+    bare.answer(
+        0,
+        bc.LeaderAndIsrResponse(
+            bc.Errors.NONE,
+            (
+                bc.PartitionError("t", 0, bc.Errors.KAFKA_STORAGE_ERROR),
+                bc.PartitionError("t", 1, bc.Errors.NONE),
+            ),
+            correlation_id=asked[0].correlation_id,
+        ),
+    )
+    lai = bare.ctx.leadership[T0].leader_and_isr
+    assert (lai.leader, lai.isr) == (1, (1,))
+    metadata = [r for r in bare.requests(1) if isinstance(r, bc.UpdateMetadataRequest)]
+    offline = {s.topic_partition: s.offline_replicas for r in metadata for s in r.partition_states}
+    assert offline[T0] == (0,)
+    # The replica in the failed dir cannot lead, even as the preferred replica.
+    admin.elect_preferred_leaders(bare.zk, [T0])
+    bare.dispatch(ev.ReplicaLeaderElection())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == 1
+    # A broker that re-registers starts with every dir online again.
+    bare.unregister(0)
+    bare.dispatch(ev.BrokerChange())
+    bare.register(0)
+    bare.dispatch(ev.BrokerChange())
+    assert bare.ctx.is_replica_online(0, T0)
+
+
+def test_failover_deletes_pending_isr_change_and_log_dir_notifications(bare: Bare) -> None:
+    # KafkaController.onControllerFailover: deleteLogDirEventNotifications and
+    # deleteIsrChangeNotifications before the context is read.
+    bare.zk.ensure_path(znodes.LOG_DIR_EVENT_NOTIFICATION_PATH)
+    bare.zk.ensure_path(znodes.ISR_CHANGE_NOTIFICATION_PATH)
+    bare.zk.create(znodes.log_dir_event_path(), znodes.encode_log_dir_event(0), sequence=True)
+    bare.zk.create(znodes.isr_change_path(), znodes.encode_isr_change([T0]), sequence=True)
+    bare.register(0)
+    bare.elect()
+    assert bare.zk.children(znodes.LOG_DIR_EVENT_NOTIFICATION_PATH) == []
+    assert bare.zk.children(znodes.ISR_CHANGE_NOTIFICATION_PATH) == []

@@ -84,6 +84,11 @@ class IsrChangeNotification:
 
 
 @dataclass(frozen=True, slots=True)
+class LogDirEventNotification:
+    """A broker wrote `/log_dir_event_notification/log_dir_event_<n>`: a log dir failed."""
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigChanges:
     """`/config/changes` has children: a broker's ZkConfigManager reads the new ones."""
 
@@ -127,6 +132,7 @@ ControllerEvent = (
     | ZkPartitionReassignment
     | PartitionReassignmentIsrChange
     | IsrChangeNotification
+    | LogDirEventNotification
     | ConfigChanges
     | ReplicaLeaderElection
     | AutoPreferredReplicaLeaderElection

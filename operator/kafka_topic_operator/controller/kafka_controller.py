@@ -259,6 +259,8 @@ class KafkaController:
                 self.reassignments.maybe_complete(tp)
             case ev.IsrChangeNotification():
                 self._process_isr_change_notification()
+            case ev.LogDirEventNotification():
+                self._process_log_dir_event_notification()
             case ev.ReplicaLeaderElection():
                 self._process_zk_preferred_election()
             case ev.AutoPreferredReplicaLeaderElection():
@@ -320,6 +322,9 @@ class KafkaController:
 
     def _on_isr_changes(self, _event: Any) -> None:
         self.put(ev.IsrChangeNotification())
+
+    def _on_log_dir_events(self, _event: Any) -> None:
+        self.put(ev.LogDirEventNotification())
 
     def _on_config_changes(self, _event: Any) -> None:
         self.put(ev.ConfigChanges())
@@ -437,16 +442,25 @@ class KafkaController:
         for path in (bc.BROKER_CHANNELS_PATH, bc.CONTROLLED_SHUTDOWN_PATH):
             self.zk.ensure_path(path)
         self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics)
-        self.zk.children(znodes.ISR_CHANGE_NOTIFICATION_PATH, watch=self._on_isr_changes)
+        log_dir_events = self._children(
+            znodes.LOG_DIR_EVENT_NOTIFICATION_PATH, self._on_log_dir_events
+        )
+        isr_changes = self._children(znodes.ISR_CHANGE_NOTIFICATION_PATH, self._on_isr_changes)
         self.zk.children(bc.CONTROLLED_SHUTDOWN_PATH, watch=self._on_controlled_shutdown)
         self.zk.exists(znodes.REASSIGN_PARTITIONS_PATH, watch=self._on_reassign_znode)
+        # What was notified before this failover is read afresh with the context (Kafka's
+        # deleteLogDirEventNotifications and deleteIsrChangeNotifications).
+        log.info("Deleting log dir event notifications")
+        self._delete_tolerating_missing(log_dir_events)
+        log.info("Deleting isr change notifications")
+        self._delete_tolerating_missing(isr_changes)
         self._initialize_context()
         rebuilt = time.monotonic() - started
         deletions = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
         offline_topics = {
             tp.topic
             for tp in ctx.all_partitions()
-            if any(not ctx.is_replica_online(r) for r in ctx.replicas(tp))
+            if any(not ctx.is_replica_online(r, tp) for r in ctx.replicas(tp))
         }
         reassigning_topics = {tp.topic for tp in ctx.partitions_being_reassigned}
         queued = [t for t in deletions]
@@ -613,6 +627,8 @@ class KafkaController:
     def _on_broker_startup(self, new: list[int]) -> None:
         ctx = self.ctx
         log.info("New broker startup callback for %s", ",".join(map(str, new)))
+        for broker in new:
+            ctx.replicas_on_offline_dirs.pop(broker, None)
         existing = ctx.live_or_shutting_down_broker_ids - set(new)
         self.batch.new_batch()
         self.batch.add_update_metadata(existing, [])
@@ -636,6 +652,7 @@ class KafkaController:
     def _on_broker_failure(self, dead: list[int]) -> None:
         log.info("Broker failure callback for %s", ",".join(map(str, dead)))
         for broker in dead:
+            self.ctx.replicas_on_offline_dirs.pop(broker, None)
             self.ctx.shutting_down.discard(broker)
             for cid in [
                 c for c, p in self.batch.pending_stop_replica.items() if p.broker_id == broker
@@ -777,6 +794,58 @@ class KafkaController:
                 self.batch.send()
         finally:
             self._delete_tolerating_missing(paths)
+
+    def _children(self, path: str, watch: Any) -> list[str]:
+        """The paths of `path`'s children, its child watch set."""
+        return [f"{path}/{n}" for n in self.zk.children(path, watch=watch) or []]
+
+    # ---- log dir failures ------------------------------------------------------------------------
+
+    def _process_log_dir_event_notification(self) -> None:
+        """processLogDirEventNotification: the brokers named are sent LeaderAndIsr for every
+        replica they host (onBrokerLogDirFailure); their answers say which replicas are in a
+        failed dir. The notifications read are deleted."""
+        paths = self._children(znodes.LOG_DIR_EVENT_NOTIFICATION_PATH, self._on_log_dir_events)
+        if not paths:
+            return
+        try:
+            brokers: list[int] = []
+            for node in self.zk.get_many(paths):
+                if node is None:
+                    continue
+                try:
+                    brokers.append(znodes.decode_log_dir_event(node.path, node.data))
+                except znodes.ZNodeDataError as e:
+                    log.error("Skipping an unreadable log dir event notification: %s", e)
+            log.info("Handling log directory failure for brokers %s", ",".join(map(str, brokers)))
+            self.replica_sm.handle_state_changes(
+                self.ctx.replicas_on_brokers(sorted(set(brokers))), _R.ONLINE_REPLICA
+            )
+        finally:
+            self._delete_tolerating_missing(paths)
+
+    def _on_leader_and_isr_response(self, broker: int, response: bc.LeaderAndIsrResponse) -> None:
+        """processLeaderAndIsrResponseReceived: KAFKA_STORAGE_ERROR marks a replica as in a
+        failed log dir, no error as not; replicas newly marked go offline."""
+        if response.error != bc.Errors.NONE:
+            log.error(
+                "Received error %s in LeaderAndIsr response %d from broker %d",
+                response.error,
+                response.correlation_id,
+                broker,
+            )
+            return
+        errors = response.errors_by_partition()
+        known = {tp: e for tp, e in errors.items() if tp.topic in self.ctx.assignments}
+        failed = {tp for tp, e in known.items() if e == bc.Errors.KAFKA_STORAGE_ERROR}
+        fine = {tp for tp, e in known.items() if e == bc.Errors.NONE}
+        previous = self.ctx.replicas_on_offline_dirs.get(broker, set())
+        current = (previous - fine) | failed
+        self.ctx.replicas_on_offline_dirs[broker] = current
+        new = sorted(current - previous)
+        if new:
+            log.info("Mark replicas %s on broker %d as offline", ",".join(map(str, new)), broker)
+            self._on_replicas_become_offline([PartitionAndReplica(tp, broker) for tp in new])
 
     def _delete_tolerating_missing(self, paths: list[str]) -> None:
         fence = Fence(self.ctx.epoch_zk_version)
@@ -954,7 +1023,7 @@ class KafkaController:
         leadership = self.ctx.leadership.get(tp)
         if leadership is None:
             return False
-        live = [r for r in replicas if self.ctx.is_replica_online(r)]
+        live = [r for r in replicas if self.ctx.is_replica_online(r, tp)]
         return (
             election.preferred_replica_partition_leader_election(
                 replicas, leadership.leader_and_isr.isr, live
@@ -1051,13 +1120,8 @@ class KafkaController:
                 continue
             if isinstance(response, bc.StopReplicaResponse):
                 self._on_stop_replica_response(broker, response)
-            elif isinstance(response, bc.LeaderAndIsrResponse) and response.error != bc.Errors.NONE:
-                log.warning(
-                    "Broker %d answered LeaderAndIsr %d with %s",
-                    broker,
-                    response.correlation_id,
-                    response.error,
-                )
+            elif isinstance(response, bc.LeaderAndIsrResponse):
+                self._on_leader_and_isr_response(broker, response)
         self._delete_tolerating_missing(paths)
 
     def _on_stop_replica_response(self, broker: int, response: bc.StopReplicaResponse) -> None:

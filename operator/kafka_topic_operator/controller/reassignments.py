@@ -256,7 +256,7 @@ class Reassignments:
     def _move_leader_if_required(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
         leadership = self.ctx.leadership.get(tp)
         leader = leadership.leader_and_isr.leader if leadership else -1
-        if leader not in assignment.replicas or not self.ctx.is_replica_online(leader):
+        if leader not in assignment.replicas or not self.ctx.is_replica_online(leader, tp):
             log.info(
                 "Leader %d for partition %s being reassigned is not in the new list of replicas "
                 "%s or is not alive. Re-electing leader",
