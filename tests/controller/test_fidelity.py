@@ -246,3 +246,31 @@ def test_failover_deletes_pending_isr_change_and_log_dir_notifications(bare: Bar
     bare.elect()
     assert bare.zk.children(znodes.LOG_DIR_EVENT_NOTIFICATION_PATH) == []
     assert bare.zk.children(znodes.ISR_CHANGE_NOTIFICATION_PATH) == []
+
+
+# ---- what a new broker is told ------------------------------------------------------------------
+# ControllerContext.scala partitionsWithLeaders: every partition with a state, leader or not,
+# of topics not queued for deletion; onBrokerStartup sends them to the new brokers.
+
+
+def test_a_new_broker_learns_offline_partitions_but_not_deleted_topics(bare: Bare) -> None:
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0]})
+    admin.create_topic_with_assignment(bare.zk, "d", {0: [1]})
+    bare.dispatch(ev.TopicChange())
+    bare.unregister(0)
+    bare.dispatch(ev.BrokerChange())
+    admin.delete_topic(bare.zk, "d")
+    bare.dispatch(ev.TopicDeletion())  # broker 1 never answers its StopReplica
+    assert bare.ctx.topics_to_be_deleted == {"d"}
+    bare.register(2)
+    bare.dispatch(ev.BrokerChange())
+    told = [
+        (s.topic_partition, s.leader)
+        for r in bare.requests(2)
+        if isinstance(r, bc.UpdateMetadataRequest)
+        for s in r.partition_states
+    ]
+    assert told == [(T0, -1)]

@@ -163,7 +163,9 @@ class ControllerContext:
     # ---- leadership ------------------------------------------------------------------------------
 
     def partitions_with_leaders(self) -> list[TopicPartition]:
-        return [tp for tp, state in self.leadership.items() if state.leader_and_isr.has_leader]
+        """Every partition with a state (a leader or not), of topics not queued for deletion
+        (ControllerContext.partitionsWithLeaders)."""
+        return [tp for tp in self.leadership if tp.topic not in self.topics_to_be_deleted]
 
     def partitions_with_offline_leader(self) -> list[TopicPartition]:
         """Partitions whose leader is not online, of topics not queued for deletion."""
