@@ -9,7 +9,7 @@ import pytest
 
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
-from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr
+from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk import broker_channel as bc
@@ -274,3 +274,28 @@ def test_a_new_broker_learns_offline_partitions_but_not_deleted_topics(bare: Bar
         for s in r.partition_states
     ]
     assert told == [(T0, -1)]
+
+
+# ---- the UpdateMetadata of a failover -----------------------------------------------------------
+# KafkaController.scala onControllerFailover: sendUpdateMetadataRequest(liveOrShuttingDownBrokerIds,
+# Set.empty) before the state machines start; the partitions reach the brokers with the
+# LeaderAndIsr requests of ReplicaStateMachine.startup.
+
+
+def test_failover_first_sends_the_live_brokers_without_partitions(bare: Bare) -> None:
+    bare.register(0)
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0]})
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(0, (0,)), 0)
+    bare.zk.create(
+        znodes.topic_partition_state_path(T0), znodes.encode_partition_state(state),
+        makepath=True,
+    )  # fmt: skip
+    bare.elect()
+    sent = bare.requests(0)
+    assert isinstance(sent[0], bc.UpdateMetadataRequest)
+    assert sent[0].partition_states == ()
+    assert [b.id for b in sent[0].live_brokers] == [0]
+    assert isinstance(sent[1], bc.LeaderAndIsrRequest)
+    assert [s.topic_partition for s in sent[1].partition_states] == [T0]
+    assert isinstance(sent[2], bc.UpdateMetadataRequest)
+    assert [s.topic_partition for s in sent[2].partition_states] == [T0]

@@ -465,8 +465,10 @@ class KafkaController:
         reassigning_topics = {tp.topic for tp in ctx.partitions_being_reassigned}
         queued = [t for t in deletions]
         self.deletion.init(queued, [t for t in queued if t in offline_topics | reassigning_topics])
+        # The live brokers only, before the state machines' LeaderAndIsr (each with the
+        # UpdateMetadata of its partitions): KafkaController.onControllerFailover.
         self.batch.new_batch()
-        self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, ctx.all_partitions())
+        self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [])
         self.batch.send()
         self.replica_sm.startup()
         self.partition_sm.startup()
