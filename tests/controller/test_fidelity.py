@@ -10,6 +10,7 @@ import pytest
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk import broker_channel as bc
@@ -299,3 +300,35 @@ def test_failover_first_sends_the_live_brokers_without_partitions(bare: Bare) ->
     assert [s.topic_partition for s in sent[1].partition_states] == [T0]
     assert isinstance(sent[2], bc.UpdateMetadataRequest)
     assert [s.topic_partition for s in sent[2].partition_states] == [T0]
+
+
+# ---- a reassignment that fails ------------------------------------------------------------------
+# KafkaController.scala maybeTriggerPartitionReassignment: an exception from one partition's
+# onPartitionReassignment is logged, answered UNKNOWN_SERVER_ERROR and that partition leaves the
+# znode; the other partitions go on.
+
+
+def test_a_failing_partition_reassignment_leaves_the_znode_and_the_others_go_on(
+    bare: Bare, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for broker in (0, 1, 2):
+        bare.register(broker)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0], 1: [1]})
+    bare.dispatch(ev.TopicChange())
+    t1 = TopicPartition("t", 1)
+    reassignments = bare.controller.reassignments
+    original = reassignments.on_partition_reassignment
+
+    def failing(tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        if tp == T0:
+            raise RuntimeError("disk on fire")
+        original(tp, assignment)
+
+    monkeypatch.setattr(reassignments, "on_partition_reassignment", failing)
+    admin.reassign_partitions(bare.zk, {T0: [1], t1: [2]})
+    bare.dispatch(ev.ZkPartitionReassignment())
+    node = bare.zk.get(znodes.REASSIGN_PARTITIONS_PATH)
+    assert node is not None
+    assert znodes.decode_reassignment(node.path, node.data) == {t1: [2]}
+    assert bare.ctx.partitions_being_reassigned == {t1}
