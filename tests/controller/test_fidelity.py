@@ -332,3 +332,27 @@ def test_a_failing_partition_reassignment_leaves_the_znode_and_the_others_go_on(
     assert node is not None
     assert znodes.decode_reassignment(node.path, node.data) == {t1: [2]}
     assert bare.ctx.partitions_being_reassigned == {t1}
+
+
+# ---- partitions added to a topic being deleted ------------------------------------------------
+# KafkaController.scala processPartitionModifications / restorePartitionReplicaAssignment: the
+# znode gets back the controller's own assignment of the partitions that exist, unconditionally.
+
+
+def test_a_topic_being_deleted_gets_the_controllers_assignment_back(bare: Bare) -> None:
+    bare.register(0)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1]})  # broker 1 never comes
+    bare.dispatch(ev.TopicChange())
+    topic_id = bare.ctx.topic_ids["t"]
+    admin.delete_topic(bare.zk, "t")
+    bare.dispatch(ev.TopicDeletion())
+    assert "t" in bare.ctx.topics_ineligible_for_deletion
+    changed = {0: ReplicaAssignment((0,)), 1: ReplicaAssignment((0,))}
+    bare.zk.set(znodes.topic_path("t"), znodes.encode_topic(changed, topic_id))
+    bare.dispatch(ev.PartitionModifications("t"))
+    node = bare.zk.get(znodes.topic_path("t"))
+    assert node is not None
+    data = znodes.decode_topic(node.path, node.data)
+    assert {p: a.replicas for p, a in data.partitions.items()} == {0: (0, 1)}
+    assert data.topic_id == topic_id

@@ -734,7 +734,7 @@ class KafkaController:
                         ",".join(str(tp.partition) for tp in sorted(to_add)),
                         topic,
                     )
-                    self._restore_partition_assignment(topic, data.partitions, node.version)
+                    self._restore_partition_assignment(topic, data.partitions)
                 else:
                     log.info(
                         "Ignoring partition change during topic deletion as no new partitions "
@@ -754,15 +754,21 @@ class KafkaController:
             self._on_new_partition_creation(created)
 
     def _restore_partition_assignment(
-        self, topic: str, assignment: Mapping[int, ReplicaAssignment], version: int
+        self, topic: str, assignment: Mapping[int, ReplicaAssignment]
     ) -> None:
+        """restorePartitionReplicaAssignment: the partitions of the znode that have a
+        partition znode, each with the assignment the controller knows, written whatever the
+        znode's version."""
         log.info("Restoring the partition replica assignment for topic %s", topic)
         existing = set(self.zk.children(znodes.topic_partitions_path(topic)) or [])
-        kept = {p: a for p, a in assignment.items() if str(p) in existing}
+        kept = {
+            p: known
+            for p in assignment
+            if str(p) in existing
+            and (known := self.ctx.assignment(TopicPartition(topic, p))) is not None
+        }
         data = znodes.encode_topic(kept, self.ctx.topic_ids.get(topic))
-        self.zk.multi(
-            [SetData(znodes.topic_path(topic), data, version)], Fence(self.ctx.epoch_zk_version)
-        )
+        self.zk.multi([SetData(znodes.topic_path(topic), data)], Fence(self.ctx.epoch_zk_version))
 
     def _process_topic_deletion(self) -> None:
         marked = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
