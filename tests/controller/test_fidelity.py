@@ -356,3 +356,45 @@ def test_a_topic_being_deleted_gets_the_controllers_assignment_back(bare: Bare) 
     data = znodes.decode_topic(node.path, node.data)
     assert {p: a.replicas for p, a in data.partitions.items()} == {0: (0, 1)}
     assert data.topic_id == topic_id
+
+
+# ---- the order of controlled shutdown's checks --------------------------------------------------
+# KafkaController.scala doControlledShutdown: the broker epoch is checked first, against
+# liveBrokerIdAndEpochs(id), which throws for a broker that is not live (answered
+# UNKNOWN_SERVER_ERROR); only a request with no epoch reaches BROKER_NOT_AVAILABLE.
+
+
+def _shutdown(bare: Bare, broker: int, epoch: int) -> bc.ControlledShutdownResult | None:
+    path = bc.controlled_shutdown_path(broker)
+    request = bc.ControlledShutdownRequest(broker, epoch)
+    bare.zk.create(path, bc.encode_controlled_shutdown(request), makepath=True)
+    bare.dispatch(ev.ControlledShutdown())
+    node = bare.zk.get(path)
+    assert node is not None
+    bare.zk.delete(path)
+    return bc.decode_controlled_shutdown(node.path, node.data).result
+
+
+@pytest.mark.parametrize(
+    ("epoch", "error"),
+    [
+        (10, bc.Errors.UNKNOWN_SERVER_ERROR),
+        (bc.UNKNOWN_BROKER_EPOCH, bc.Errors.BROKER_NOT_AVAILABLE),
+    ],
+)
+def test_controlled_shutdown_of_a_broker_that_is_not_live(
+    bare: Bare, epoch: int, error: str
+) -> None:
+    bare.register(0)
+    bare.elect()
+    result = _shutdown(bare, 7, epoch)
+    assert result is not None and result.error == error
+    assert 7 not in bare.ctx.shutting_down
+
+
+def test_controlled_shutdown_with_a_stale_epoch(bare: Bare) -> None:
+    bare.register(0)
+    bare.elect()
+    result = _shutdown(bare, 0, bare.ctx.broker_epochs[0] - 1)
+    assert result is not None and result.error == bc.Errors.STALE_BROKER_EPOCH
+    assert bare.ctx.shutting_down == set()

@@ -1067,19 +1067,26 @@ class KafkaController:
     ) -> bc.ControlledShutdownResult:
         ctx = self.ctx
         broker = request.broker_id
+        # KafkaController.doControlledShutdown's order: the broker epoch first (the cached one
+        # of a broker that is not live is missing: NoSuchElementException, answered as an
+        # unknown server error), then whether the broker is live.
+        if request.broker_epoch != bc.UNKNOWN_BROKER_EPOCH:
+            cached = ctx.broker_epochs.get(broker)
+            if cached is None:
+                log.error("Error processing controlled shutdown: key not found: %d", broker)
+                return bc.ControlledShutdownResult(bc.Errors.UNKNOWN_SERVER_ERROR)
+            if request.broker_epoch < cached:
+                log.info(
+                    "Received controlled shutdown request from an old broker epoch %d for "
+                    "broker %d. Current broker epoch is %d.",
+                    request.broker_epoch,
+                    broker,
+                    cached,
+                )
+                return bc.ControlledShutdownResult(bc.Errors.STALE_BROKER_EPOCH)
         log.info("Shutting down broker %d", broker)
         if broker not in ctx.live_or_shutting_down_broker_ids:
             return bc.ControlledShutdownResult(bc.Errors.BROKER_NOT_AVAILABLE)
-        cached = ctx.broker_epochs.get(broker, -1)
-        if request.broker_epoch != bc.UNKNOWN_BROKER_EPOCH and request.broker_epoch < cached:
-            log.info(
-                "Ignoring controlled shutdown request from broker %d since its broker epoch %d "
-                "is smaller than the current broker epoch %d",
-                broker,
-                request.broker_epoch,
-                cached,
-            )
-            return bc.ControlledShutdownResult(bc.Errors.STALE_BROKER_EPOCH)
         ctx.shutting_down.add(broker)
         to_act_on = [
             tp
