@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kto_testing import eventually
 
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
@@ -398,3 +399,29 @@ def test_controlled_shutdown_with_a_stale_epoch(bare: Bare) -> None:
     result = _shutdown(bare, 0, bare.ctx.broker_epochs[0] - 1)
     assert result is not None and result.error == bc.Errors.STALE_BROKER_EPOCH
     assert bare.ctx.shutting_down == set()
+
+
+# ---- a broker's endpoints change ---------------------------------------------------------------
+# KafkaController.scala BrokerModificationsHandler (data changes of /brokers/ids/<id>),
+# processBrokerModification and onBrokerUpdate: UpdateMetadata with the new endpoints to every
+# live broker.
+
+
+def test_a_changed_endpoint_reaches_every_broker(bare: Bare) -> None:
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    bare.requests(0)
+    bare.requests(1)
+    bare.register(1, port=9093)  # the same registration, rewritten (KafkaZkClient.updateBrokerInfo)
+    eventually(
+        lambda: ev.BrokerModifications(1) in list(bare.controller._queue.queue),
+        "the registration's data watch",
+    )
+    bare.dispatch(ev.BrokerModifications(1))
+    for broker in (0, 1):
+        sent = _update_metadata(bare.requests(broker))
+        assert len(sent) == 1
+        ports = {b.id: [e.port for e in b.endpoints] for b in sent[0].live_brokers}
+        assert ports == {0: [9092], 1: [9093]}
+    assert bare.ctx.live_brokers[1].endpoints[0].port == 9093

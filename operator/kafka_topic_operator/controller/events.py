@@ -51,6 +51,13 @@ class BrokerChange:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerModifications:
+    """A live broker's registration changed (its data, not its existence)."""
+
+    broker_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class TopicChange:
     pass
 
@@ -126,6 +133,7 @@ ControllerEvent = (
     | RequestUndelivered
     | Rewatch
     | BrokerChange
+    | BrokerModifications
     | TopicChange
     | PartitionModifications
     | TopicDeletion

@@ -243,6 +243,8 @@ class KafkaController:
                 return
             case ev.BrokerChange():
                 self._process_broker_change()
+            case ev.BrokerModifications(broker_id=broker_id):
+                self._process_broker_modification(broker_id)
             case ev.TopicChange():
                 self._process_topic_change()
             case ev.PartitionModifications(topic=topic):
@@ -287,6 +289,15 @@ class KafkaController:
 
     def _on_brokers(self, _event: Any) -> None:
         self.put(ev.BrokerChange())
+
+    def _on_broker_data(self, event: Any) -> None:
+        if event.path is None:
+            self._on_pathless()
+            return
+        # BrokerModificationsHandler reacts to data changes only.
+        if str(event.type) == "CHANGED":
+            with contextlib.suppress(IndexError, ValueError):
+                self.put(ev.BrokerModifications(int(str(event.path).rsplit("/", 1)[-1])))
 
     def _on_topics(self, _event: Any) -> None:
         self.put(ev.TopicChange())
@@ -352,6 +363,7 @@ class KafkaController:
             self.reassignments.maybe_complete(tp)
         for broker in sorted(self.ctx.live_brokers):
             self._process_responses(broker)
+            self._process_broker_modification(broker)
 
     def _watch_reassigning_state(self, tp: TopicPartition) -> None:
         self.zk.exists(znodes.topic_partition_state_path(tp), watch=self._on_reassigning_state)
@@ -498,6 +510,7 @@ class KafkaController:
         ctx.add_live_brokers(brokers)
         for broker in brokers:
             self._add_broker_channel(broker)
+            self._watch_broker(broker)
         topics = self.zk.children(znodes.TOPICS_PATH, watch=self._on_topics) or []
         self._load_topics(topics)
         reads = read_partition_states(self.zk, ctx.all_partitions())
@@ -650,6 +663,8 @@ class KafkaController:
         }
         if deleting:
             self.deletion.resume_for_topics(deleting)
+        for broker in new:
+            self._watch_broker(broker)
 
     def _on_broker_failure(self, dead: list[int]) -> None:
         log.info("Broker failure callback for %s", ",".join(map(str, dead)))
@@ -680,6 +695,31 @@ class KafkaController:
             self.batch.new_batch()
             self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [])
             self.batch.send()
+
+    def _watch_broker(self, broker: int) -> None:
+        """registerBrokerModificationsHandler: a data watch on the broker's registration."""
+        self.zk.exists(znodes.broker_path(broker), watch=self._on_broker_data)
+
+    def _process_broker_modification(self, broker: int) -> None:
+        """processBrokerModification: new endpoints or features of a live broker replace the
+        cached registration and every live broker is told (onBrokerUpdate)."""
+        node = self.zk.get(znodes.broker_path(broker), watch=self._on_broker_data)
+        old = self.ctx.live_brokers.get(broker)
+        if node is None or old is None:
+            return
+        try:
+            new = znodes.decode_broker(node.path, node.data)
+        except znodes.ZNodeDataError as e:
+            log.error("Skipping an unreadable broker registration: %s", e)
+            return
+        if new.endpoints == old.endpoints and new.features == old.features:
+            return
+        log.info("Updated broker metadata: %s -> %s", old, new)
+        self.ctx.live_brokers[broker] = new
+        log.info("Broker info update callback for %d", broker)
+        self.batch.new_batch()
+        self.batch.add_update_metadata(self.ctx.live_or_shutting_down_broker_ids, [])
+        self.batch.send()
 
     # ---- topics ----------------------------------------------------------------------------------
 
