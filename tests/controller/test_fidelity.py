@@ -425,3 +425,19 @@ def test_a_changed_endpoint_reaches_every_broker(bare: Bare) -> None:
         ports = {b.id: [e.port for e in b.endpoints] for b in sent[0].live_brokers}
         assert ports == {0: [9092], 1: [9093]}
     assert bare.ctx.live_brokers[1].endpoints[0].port == 9093
+
+
+# ---- the topic znode's whole tree goes ----------------------------------------------------------
+# TopicDeletionManager.completeDeleteTopic -> KafkaZkClient.deleteTopicZNode -> deleteRecursive.
+
+
+def test_a_deleted_topic_leaves_nothing_under_its_znode(cluster: Cluster) -> None:
+    cluster.start_broker(0)
+    cluster.start_controller()
+    admin.create_topic_with_assignment(cluster.zk, "t", {0: [0]})
+    cluster.wait_online("t", 1)
+    cluster.zk.create(f"{znodes.topic_path('t')}/extra/deeper", b"x", makepath=True)
+    cluster.zk.create(f"{znodes.topic_partition_state_path(T0)}/note", b"x")
+    admin.delete_topic(cluster.zk, "t")
+    cluster.wait_gone(znodes.topic_path("t"))
+    cluster.wait_gone(znodes.delete_topic_path("t"))
