@@ -441,3 +441,36 @@ def test_a_deleted_topic_leaves_nothing_under_its_znode(cluster: Cluster) -> Non
     admin.delete_topic(cluster.zk, "t")
     cluster.wait_gone(znodes.topic_path("t"))
     cluster.wait_gone(znodes.delete_topic_path("t"))
+
+
+# ---- the end of a ZooKeeper-triggered preferred election --------------------------------------
+# KafkaController.scala removePartitionsFromPreferredReplicaElection: deletePreferredReplicaElection
+# (KafkaZkClient.scala, its result unchecked), then ReplicaLeaderElection is queued to look again.
+
+
+def test_a_preferred_election_request_removed_meanwhile_is_no_error(
+    bare: Bare, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1]})
+    bare.dispatch(ev.TopicChange())
+    admin.elect_preferred_leaders(bare.zk, [T0])
+    sm = bare.controller.partition_sm
+    original = sm.handle_state_changes
+
+    def and_remove(*args: object, **kwargs: object) -> object:
+        bare.zk.delete(znodes.PREFERRED_REPLICA_ELECTION_PATH)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sm, "handle_state_changes", and_remove)
+    # T0 already has its preferred leader: make it look otherwise so an election runs.
+    bare.ctx.leadership[T0] = replace(
+        bare.ctx.leadership[T0],
+        leader_and_isr=replace(bare.ctx.leadership[T0].leader_and_isr, leader=1),
+    )
+    with caplog.at_level("ERROR"):
+        bare.dispatch(ev.ReplicaLeaderElection())
+    assert not [r for r in caplog.records if "Error processing event" in r.getMessage()]
+    assert ev.ReplicaLeaderElection() in list(bare.controller._queue.queue)

@@ -1008,8 +1008,12 @@ class KafkaController:
         try:
             self._on_replica_election(electable, "ZkTriggered")
         finally:
-            self.zk.multi([Delete(path)], Fence(self.ctx.epoch_zk_version))
-            self.zk.exists(path, watch=self._on_preferred_election)
+            # removePartitionsFromPreferredReplicaElection: the delete's outcome is not looked
+            # at (a znode someone else removed is fine), and an event looks again, so a request
+            # written right after the delete is not missed.
+            with contextlib.suppress(TransactionFailed):
+                self.zk.multi([Delete(path)], Fence(self.ctx.epoch_zk_version))
+            self.put(ev.ReplicaLeaderElection())
 
     def _on_replica_election(self, partitions: list[TopicPartition], trigger: str) -> None:
         if not partitions:
