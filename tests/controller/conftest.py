@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from kto_testing import Waiter
 
+from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.controller.partition_state_machine import PartitionStateMachine
@@ -212,5 +213,74 @@ class Cluster:
 @pytest.fixture
 def cluster(zk_chroot: str, zk: ZkClient, tmp_path: Path) -> Iterator[Cluster]:
     running = Cluster(zk_chroot, tmp_path, zk)
+    yield running
+    running.stop()
+
+
+# ---- the controller driven on the test's thread ------------------------------------------------
+
+
+class Bare:
+    """The controller with no event thread: the test dispatches each event itself and requests
+    are written before `dispatch` returns. Brokers are registrations the test writes; what the
+    controller asked of them is read back from their queues."""
+
+    def __init__(self, connect: str, zk: ZkClient, **settings: object) -> None:
+        self.zk = zk
+        settings = {"auto_leader_rebalance_enable": False, **settings}
+        config = ControllerConfig(connect, broker_id=100, **settings)  # type: ignore[arg-type]
+        self.controller = KafkaController(config)
+        self.controller.zk.start()
+        self.controller.batch.sender = None  # requests written synchronously
+
+    def register(self, broker: int, host: str | None = None, port: int = 9092) -> None:
+        endpoint = znodes.EndPoint(
+            "PLAINTEXT", host or f"broker-{broker}", port, znodes.SecurityProtocol.PLAINTEXT
+        )
+        data = znodes.encode_broker(znodes.BrokerInfo(broker, (endpoint,), timestamp=1))
+        path = znodes.broker_path(broker)
+        if self.zk.exists(path):
+            self.zk.set(path, data)
+        else:
+            self.zk.create(path, data, ephemeral=True, makepath=True)
+
+    def unregister(self, broker: int) -> None:
+        self.zk.delete(znodes.broker_path(broker))
+
+    def elect(self) -> None:
+        self.dispatch(ev.Startup())
+        assert self.controller.is_active
+
+    def dispatch(self, event: ev.ControllerEvent) -> None:
+        """As the event thread would process it (exceptions logged, not raised)."""
+        self.controller._process(event)
+
+    @property
+    def ctx(self) -> ControllerContext:
+        return self.controller.ctx
+
+    def requests(self, broker: int) -> list[bc.Request]:
+        """Every request queued for `broker` so far, in order, consumed."""
+        path = bc.requests_path(broker)
+        names = sorted(self.zk.children(path) or [])
+        nodes = self.zk.get_many(f"{path}/{n}" for n in names)
+        out = [bc.decode_request(n.path, n.data) for n in nodes if n is not None]
+        for name in names:
+            self.zk.delete(f"{path}/{name}")
+        return out
+
+    def answer(self, broker: int, response: bc.Response) -> None:
+        """`broker` answers, as a dev broker writes its answers."""
+        data = bc.pack(bc.encode_response(response))
+        self.zk.create(bc.response_prefix(broker), data, sequence=True)
+        self.dispatch(ev.BrokerResponses(broker))
+
+    def stop(self) -> None:
+        self.controller.zk.stop()
+
+
+@pytest.fixture
+def bare(zk_chroot: str, zk: ZkClient) -> Iterator[Bare]:
+    running = Bare(zk_chroot, zk)
     yield running
     running.stop()

@@ -238,11 +238,22 @@ def test_stop_replica_without_delete_only_stops_replicating(rm: ReplicaManager) 
 def test_stop_replica_checks_the_leader_epoch_unless_deleting(rm: ReplicaManager) -> None:
     rm.handle(leader_and_isr(lai_state(leader_epoch=2)))
     older = rm.handle(stop(StopReplicaPartitionState("t", 0, 1, True)))
-    same = rm.handle(stop(StopReplicaPartitionState("t", 0, 2, True)))
-    assert errors(older) == errors(same) == {T0: "FENCED_LEADER_EPOCH"}
+    assert errors(older) == {T0: "FENCED_LEADER_EPOCH"}
     assert rm.log_dir.has_log(T0)
     # NoEpoch (-1) skips the check like EpochDuringDelete (-2).
     assert errors(rm.handle(stop(StopReplicaPartitionState("t", 0, -1, True)))) == {T0: "NONE"}
+    assert not rm.log_dir.has_log(T0)
+
+
+def test_stop_replica_with_the_current_leader_epoch_stops_the_replica(
+    rm: ReplicaManager,
+) -> None:
+    # Kafka 3.9 ReplicaManager.stopReplicas: requestLeaderEpoch >= currentLeaderEpoch stops it
+    # (controlled shutdown sends a follower StopReplica with the epoch it already has).
+    rm.handle(leader_and_isr(lai_state(leader_epoch=2)))
+    assert errors(rm.handle(stop(StopReplicaPartitionState("t", 0, 2, False)))) == {T0: "NONE"}
+    assert rm.partitions[T0].role is Role.STOPPED
+    assert errors(rm.handle(stop(StopReplicaPartitionState("t", 0, 2, True)))) == {T0: "NONE"}
     assert not rm.log_dir.has_log(T0)
 
 

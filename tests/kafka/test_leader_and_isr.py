@@ -27,10 +27,13 @@ def test_new_leader_and_isr_replaces_isr() -> None:
     assert not moved.has_leader
 
 
-def test_recovering_variant_marks_recovery_and_a_later_election_clears_it() -> None:
+def test_recovering_variant_marks_recovery_and_later_changes_keep_it() -> None:
+    # Kafka 3.9 LeaderAndIsr.scala: newLeader and newLeaderAndIsr keep leaderRecoveryState.
     recovering = LeaderAndIsr(leader=6, isr=(6,)).new_recovering_leader_and_isr(5, [5])
     assert recovering.leader_recovery_state is LeaderRecoveryState.RECOVERING
-    assert recovering.new_leader(5).leader_recovery_state is LeaderRecoveryState.RECOVERED
+    assert recovering.new_leader(5).leader_recovery_state is LeaderRecoveryState.RECOVERING
+    shrunk = recovering.new_leader_and_isr(-1, [5])
+    assert shrunk.leader_recovery_state is LeaderRecoveryState.RECOVERING
 
 
 def test_during_delete_uses_the_delete_sentinel() -> None:

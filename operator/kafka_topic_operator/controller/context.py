@@ -8,7 +8,7 @@ kept so that a broker failure or a topic deletion does not scan every partition.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
@@ -34,6 +34,8 @@ class ControllerContext:
     topics_with_deletion_started: set[str] = field(default_factory=set)
     topics_ineligible_for_deletion: set[str] = field(default_factory=set)
     partitions_being_reassigned: set[TopicPartition] = field(default_factory=set)
+    # broker id -> its replicas in log directories that failed (learnt from LeaderAndIsr answers)
+    replicas_on_offline_dirs: dict[int, set[TopicPartition]] = field(default_factory=dict)
     # broker id -> partitions with a replica there (replicas, adding and removing alike)
     _by_broker: defaultdict[int, set[TopicPartition]] = field(
         default_factory=lambda: defaultdict(set)
@@ -124,8 +126,29 @@ class ControllerContext:
     def live_or_shutting_down_broker_ids(self) -> set[int]:
         return set(self.live_brokers)
 
-    def is_replica_online(self, broker: int) -> bool:
-        return broker in self.live_brokers and broker not in self.shutting_down
+    def is_replica_online(
+        self, broker: int, tp: TopicPartition, include_shutting_down: bool = False
+    ) -> bool:
+        """On a live broker (or one shutting down, if asked) and not in a failed log dir."""
+        if broker not in self.live_brokers or (
+            not include_shutting_down and broker in self.shutting_down
+        ):
+            return False
+        offline = self.replicas_on_offline_dirs.get(broker)
+        return offline is None or tp not in offline
+
+    def online_brokers(
+        self, include_shutting_down: bool = False
+    ) -> Callable[[TopicPartition], set[int]]:
+        """For a partition, the brokers where a replica of it would be online: `live_broker_ids`
+        (or live and shutting down) less those where it sits in a failed log dir."""
+        base = self.live_or_shutting_down_broker_ids
+        if not include_shutting_down:
+            base -= self.shutting_down
+        offline = self.replicas_on_offline_dirs
+        if not any(offline.values()):
+            return lambda _tp: base
+        return lambda tp: {b for b in base if tp not in offline.get(b, ())}
 
     def add_live_brokers(self, brokers: dict[int, tuple[BrokerInfo, int]]) -> None:
         for broker_id, (info, epoch) in brokers.items():
@@ -140,14 +163,16 @@ class ControllerContext:
     # ---- leadership ------------------------------------------------------------------------------
 
     def partitions_with_leaders(self) -> list[TopicPartition]:
-        return [tp for tp, state in self.leadership.items() if state.leader_and_isr.has_leader]
+        """Every partition with a state (a leader or not), of topics not queued for deletion
+        (ControllerContext.partitionsWithLeaders)."""
+        return [tp for tp in self.leadership if tp.topic not in self.topics_to_be_deleted]
 
     def partitions_with_offline_leader(self) -> list[TopicPartition]:
         """Partitions whose leader is not online, of topics not queued for deletion."""
         return [
             tp
             for tp, state in self.leadership.items()
-            if not self.is_replica_online(state.leader_and_isr.leader)
+            if not self.is_replica_online(state.leader_and_isr.leader, tp)
             and tp.topic not in self.topics_to_be_deleted
         ]
 

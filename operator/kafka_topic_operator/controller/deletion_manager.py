@@ -160,17 +160,24 @@ class DeletionManager:
                 log.info("%s", action.message)
 
     def _delete_topic_znodes(self, topic: str) -> None:
-        """deleteTopic: the topic znode tree (leaves first), its config, then its marker."""
-        paths: list[str] = []
-        partitions_path = znodes.topic_partitions_path(topic)
-        numbers = self.zk.children(partitions_path) or []
-        for number in numbers:
-            partition = f"{partitions_path}/{number}"
-            paths += [f"{partition}/{child}" for child in self.zk.children(partition) or []]
-        paths += [f"{partitions_path}/{number}" for number in numbers]
-        paths += [partitions_path, znodes.topic_path(topic)]
-        self._delete(paths)
+        """deleteTopic: the topic znode and everything under it (KafkaZkClient.deleteRecursive:
+        whatever the tree holds), then its config, then its marker."""
+        self._delete(self._tree(znodes.topic_path(topic)))
         self._delete([znodes.topic_config_path(topic), znodes.delete_topic_path(topic)])
+
+    def _tree(self, root: str) -> list[str]:
+        """`root` and every znode under it, each after its children (a level's children read
+        in one pipeline)."""
+        levels: list[list[str]] = []
+        level = [root]
+        while level:
+            levels.append(level)
+            level = [
+                f"{parent}/{child}"
+                for parent, children in zip(level, self.zk.children_many(level), strict=True)
+                for child in children or []
+            ]
+        return [path for level in reversed(levels) for path in level]
 
     def _delete(self, paths: Iterable[str]) -> None:
         """Fenced deletes in pipelined batches; a znode already gone is fine."""

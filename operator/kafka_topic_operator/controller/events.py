@@ -51,6 +51,13 @@ class BrokerChange:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerModifications:
+    """A live broker's registration changed (its data, not its existence)."""
+
+    broker_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class TopicChange:
     pass
 
@@ -81,6 +88,16 @@ class PartitionReassignmentIsrChange:
 @dataclass(frozen=True, slots=True)
 class IsrChangeNotification:
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirEventNotification:
+    """A broker wrote `/log_dir_event_notification/log_dir_event_<n>`: a log dir failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChanges:
+    """`/config/changes` has children: a broker's ZkConfigManager reads the new ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +133,15 @@ ControllerEvent = (
     | RequestUndelivered
     | Rewatch
     | BrokerChange
+    | BrokerModifications
     | TopicChange
     | PartitionModifications
     | TopicDeletion
     | ZkPartitionReassignment
     | PartitionReassignmentIsrChange
     | IsrChangeNotification
+    | LogDirEventNotification
+    | ConfigChanges
     | ReplicaLeaderElection
     | AutoPreferredReplicaLeaderElection
     | ControlledShutdown

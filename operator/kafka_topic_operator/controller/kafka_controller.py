@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,6 +58,12 @@ _P = PartitionState
 
 FAILOVER_AUTO_REBALANCE_DELAY = 5.0
 """Kafka schedules the first automatic preferred leader election 5 s after failover."""
+
+CONFIG_CHANGE_EXPIRATION_MS = 15 * 60 * 1000
+"""ZkNodeChangeNotificationListener's changeExpirationMs: older config change notifications are
+purged."""
+
+_CHANGE_NUMBER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,9 @@ class KafkaController:
         self._rewatch_pending = False
         self._session_lost = False
         self._next_auto_rebalance: float | None = None
+        # ZkNodeChangeNotificationListener.lastExecutedChange: kept for the process's life, so
+        # a new session or a failover reprocesses nothing.
+        self._last_config_change = -1
         self.idle = threading.Event()
         self.events_processed = 0
 
@@ -227,10 +237,14 @@ class KafkaController:
                     self._elect()
             case ev.Rewatch() if not self.is_active:
                 self._rewatch_pending = False  # a standby watches no single znodes
+            case ev.ConfigChanges():
+                self._process_config_changes()  # every broker does, the controller or not
             case _ if not self.is_active:
                 return
             case ev.BrokerChange():
                 self._process_broker_change()
+            case ev.BrokerModifications(broker_id=broker_id):
+                self._process_broker_modification(broker_id)
             case ev.TopicChange():
                 self._process_topic_change()
             case ev.PartitionModifications(topic=topic):
@@ -247,6 +261,8 @@ class KafkaController:
                 self.reassignments.maybe_complete(tp)
             case ev.IsrChangeNotification():
                 self._process_isr_change_notification()
+            case ev.LogDirEventNotification():
+                self._process_log_dir_event_notification()
             case ev.ReplicaLeaderElection():
                 self._process_zk_preferred_election()
             case ev.AutoPreferredReplicaLeaderElection():
@@ -273,6 +289,15 @@ class KafkaController:
 
     def _on_brokers(self, _event: Any) -> None:
         self.put(ev.BrokerChange())
+
+    def _on_broker_data(self, event: Any) -> None:
+        if event.path is None:
+            self._on_pathless()
+            return
+        # BrokerModificationsHandler reacts to data changes only.
+        if str(event.type) == "CHANGED":
+            with contextlib.suppress(IndexError, ValueError):
+                self.put(ev.BrokerModifications(int(str(event.path).rsplit("/", 1)[-1])))
 
     def _on_topics(self, _event: Any) -> None:
         self.put(ev.TopicChange())
@@ -309,6 +334,12 @@ class KafkaController:
     def _on_isr_changes(self, _event: Any) -> None:
         self.put(ev.IsrChangeNotification())
 
+    def _on_log_dir_events(self, _event: Any) -> None:
+        self.put(ev.LogDirEventNotification())
+
+    def _on_config_changes(self, _event: Any) -> None:
+        self.put(ev.ConfigChanges())
+
     def _on_preferred_election(self, _event: Any) -> None:
         self.put(ev.ReplicaLeaderElection())
 
@@ -332,6 +363,7 @@ class KafkaController:
             self.reassignments.maybe_complete(tp)
         for broker in sorted(self.ctx.live_brokers):
             self._process_responses(broker)
+            self._process_broker_modification(broker)
 
     def _watch_reassigning_state(self, tp: TopicPartition) -> None:
         self.zk.exists(znodes.topic_partition_state_path(tp), watch=self._on_reassigning_state)
@@ -349,6 +381,9 @@ class KafkaController:
     def _reelect(self) -> None:
         self._maybe_resign()
         self._elect()
+        # The broker's config manager reads the notifications at start and on each new session
+        # (ZkNodeChangeNotificationListener.init and afterInitializingSession).
+        self.put(ev.ConfigChanges())
 
     def _elect(self) -> None:
         """KafkaController.elect: watch `/controller`, and try to become it if it is free."""
@@ -419,22 +454,33 @@ class KafkaController:
         for path in (bc.BROKER_CHANNELS_PATH, bc.CONTROLLED_SHUTDOWN_PATH):
             self.zk.ensure_path(path)
         self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics)
-        self.zk.children(znodes.ISR_CHANGE_NOTIFICATION_PATH, watch=self._on_isr_changes)
+        log_dir_events = self._children(
+            znodes.LOG_DIR_EVENT_NOTIFICATION_PATH, self._on_log_dir_events
+        )
+        isr_changes = self._children(znodes.ISR_CHANGE_NOTIFICATION_PATH, self._on_isr_changes)
         self.zk.children(bc.CONTROLLED_SHUTDOWN_PATH, watch=self._on_controlled_shutdown)
         self.zk.exists(znodes.REASSIGN_PARTITIONS_PATH, watch=self._on_reassign_znode)
+        # What was notified before this failover is read afresh with the context (Kafka's
+        # deleteLogDirEventNotifications and deleteIsrChangeNotifications).
+        log.info("Deleting log dir event notifications")
+        self._delete_tolerating_missing(log_dir_events)
+        log.info("Deleting isr change notifications")
+        self._delete_tolerating_missing(isr_changes)
         self._initialize_context()
         rebuilt = time.monotonic() - started
         deletions = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
         offline_topics = {
             tp.topic
             for tp in ctx.all_partitions()
-            if any(not ctx.is_replica_online(r) for r in ctx.replicas(tp))
+            if any(not ctx.is_replica_online(r, tp) for r in ctx.replicas(tp))
         }
         reassigning_topics = {tp.topic for tp in ctx.partitions_being_reassigned}
         queued = [t for t in deletions]
         self.deletion.init(queued, [t for t in queued if t in offline_topics | reassigning_topics])
+        # The live brokers only, before the state machines' LeaderAndIsr (each with the
+        # UpdateMetadata of its partitions): KafkaController.onControllerFailover.
         self.batch.new_batch()
-        self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, ctx.all_partitions())
+        self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [])
         self.batch.send()
         self.replica_sm.startup()
         self.partition_sm.startup()
@@ -464,6 +510,7 @@ class KafkaController:
         ctx.add_live_brokers(brokers)
         for broker in brokers:
             self._add_broker_channel(broker)
+            self._watch_broker(broker)
         topics = self.zk.children(znodes.TOPICS_PATH, watch=self._on_topics) or []
         self._load_topics(topics)
         reads = read_partition_states(self.zk, ctx.all_partitions())
@@ -595,6 +642,8 @@ class KafkaController:
     def _on_broker_startup(self, new: list[int]) -> None:
         ctx = self.ctx
         log.info("New broker startup callback for %s", ",".join(map(str, new)))
+        for broker in new:
+            ctx.replicas_on_offline_dirs.pop(broker, None)
         existing = ctx.live_or_shutting_down_broker_ids - set(new)
         self.batch.new_batch()
         self.batch.add_update_metadata(existing, [])
@@ -614,10 +663,13 @@ class KafkaController:
         }
         if deleting:
             self.deletion.resume_for_topics(deleting)
+        for broker in new:
+            self._watch_broker(broker)
 
     def _on_broker_failure(self, dead: list[int]) -> None:
         log.info("Broker failure callback for %s", ",".join(map(str, dead)))
         for broker in dead:
+            self.ctx.replicas_on_offline_dirs.pop(broker, None)
             self.ctx.shutting_down.discard(broker)
             for cid in [
                 c for c, p in self.batch.pending_stop_replica.items() if p.broker_id == broker
@@ -633,14 +685,41 @@ class KafkaController:
         ]
         with_offline_leader = ctx.partitions_with_offline_leader()
         self.partition_sm.handle_state_changes(with_offline_leader, _P.OFFLINE_PARTITION)
-        self.partition_sm.trigger_online_partition_state_change()
+        elected = self.partition_sm.trigger_online_partition_state_change()
         self.replica_sm.handle_state_changes(not_for_deletion, _R.OFFLINE_REPLICA)
         if for_deletion:
             self.deletion.fail_replica_deletion(for_deletion)
-        if not with_offline_leader:
+        # No leader or ISR changed, so no state machine sent UpdateMetadata: send one to
+        # propagate the offline brokers (KafkaController.onReplicasBecomeOffline).
+        if not not_for_deletion and all(isinstance(o, Exception) for o in elected.values()):
             self.batch.new_batch()
             self.batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [])
             self.batch.send()
+
+    def _watch_broker(self, broker: int) -> None:
+        """registerBrokerModificationsHandler: a data watch on the broker's registration."""
+        self.zk.exists(znodes.broker_path(broker), watch=self._on_broker_data)
+
+    def _process_broker_modification(self, broker: int) -> None:
+        """processBrokerModification: new endpoints or features of a live broker replace the
+        cached registration and every live broker is told (onBrokerUpdate)."""
+        node = self.zk.get(znodes.broker_path(broker), watch=self._on_broker_data)
+        old = self.ctx.live_brokers.get(broker)
+        if node is None or old is None:
+            return
+        try:
+            new = znodes.decode_broker(node.path, node.data)
+        except znodes.ZNodeDataError as e:
+            log.error("Skipping an unreadable broker registration: %s", e)
+            return
+        if new.endpoints == old.endpoints and new.features == old.features:
+            return
+        log.info("Updated broker metadata: %s -> %s", old, new)
+        self.ctx.live_brokers[broker] = new
+        log.info("Broker info update callback for %d", broker)
+        self.batch.new_batch()
+        self.batch.add_update_metadata(self.ctx.live_or_shutting_down_broker_ids, [])
+        self.batch.send()
 
     # ---- topics ----------------------------------------------------------------------------------
 
@@ -695,7 +774,7 @@ class KafkaController:
                         ",".join(str(tp.partition) for tp in sorted(to_add)),
                         topic,
                     )
-                    self._restore_partition_assignment(topic, data.partitions, node.version)
+                    self._restore_partition_assignment(topic, data.partitions)
                 else:
                     log.info(
                         "Ignoring partition change during topic deletion as no new partitions "
@@ -715,15 +794,21 @@ class KafkaController:
             self._on_new_partition_creation(created)
 
     def _restore_partition_assignment(
-        self, topic: str, assignment: Mapping[int, ReplicaAssignment], version: int
+        self, topic: str, assignment: Mapping[int, ReplicaAssignment]
     ) -> None:
+        """restorePartitionReplicaAssignment: the partitions of the znode that have a
+        partition znode, each with the assignment the controller knows, written whatever the
+        znode's version."""
         log.info("Restoring the partition replica assignment for topic %s", topic)
         existing = set(self.zk.children(znodes.topic_partitions_path(topic)) or [])
-        kept = {p: a for p, a in assignment.items() if str(p) in existing}
+        kept = {
+            p: known
+            for p in assignment
+            if str(p) in existing
+            and (known := self.ctx.assignment(TopicPartition(topic, p))) is not None
+        }
         data = znodes.encode_topic(kept, self.ctx.topic_ids.get(topic))
-        self.zk.multi(
-            [SetData(znodes.topic_path(topic), data, version)], Fence(self.ctx.epoch_zk_version)
-        )
+        self.zk.multi([SetData(znodes.topic_path(topic), data)], Fence(self.ctx.epoch_zk_version))
 
     def _process_topic_deletion(self) -> None:
         marked = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
@@ -758,6 +843,58 @@ class KafkaController:
         finally:
             self._delete_tolerating_missing(paths)
 
+    def _children(self, path: str, watch: Any) -> list[str]:
+        """The paths of `path`'s children, its child watch set."""
+        return [f"{path}/{n}" for n in self.zk.children(path, watch=watch) or []]
+
+    # ---- log dir failures ------------------------------------------------------------------------
+
+    def _process_log_dir_event_notification(self) -> None:
+        """processLogDirEventNotification: the brokers named are sent LeaderAndIsr for every
+        replica they host (onBrokerLogDirFailure); their answers say which replicas are in a
+        failed dir. The notifications read are deleted."""
+        paths = self._children(znodes.LOG_DIR_EVENT_NOTIFICATION_PATH, self._on_log_dir_events)
+        if not paths:
+            return
+        try:
+            brokers: list[int] = []
+            for node in self.zk.get_many(paths):
+                if node is None:
+                    continue
+                try:
+                    brokers.append(znodes.decode_log_dir_event(node.path, node.data))
+                except znodes.ZNodeDataError as e:
+                    log.error("Skipping an unreadable log dir event notification: %s", e)
+            log.info("Handling log directory failure for brokers %s", ",".join(map(str, brokers)))
+            self.replica_sm.handle_state_changes(
+                self.ctx.replicas_on_brokers(sorted(set(brokers))), _R.ONLINE_REPLICA
+            )
+        finally:
+            self._delete_tolerating_missing(paths)
+
+    def _on_leader_and_isr_response(self, broker: int, response: bc.LeaderAndIsrResponse) -> None:
+        """processLeaderAndIsrResponseReceived: KAFKA_STORAGE_ERROR marks a replica as in a
+        failed log dir, no error as not; replicas newly marked go offline."""
+        if response.error != bc.Errors.NONE:
+            log.error(
+                "Received error %s in LeaderAndIsr response %d from broker %d",
+                response.error,
+                response.correlation_id,
+                broker,
+            )
+            return
+        errors = response.errors_by_partition()
+        known = {tp: e for tp, e in errors.items() if tp.topic in self.ctx.assignments}
+        failed = {tp for tp, e in known.items() if e == bc.Errors.KAFKA_STORAGE_ERROR}
+        fine = {tp for tp, e in known.items() if e == bc.Errors.NONE}
+        previous = self.ctx.replicas_on_offline_dirs.get(broker, set())
+        current = (previous - fine) | failed
+        self.ctx.replicas_on_offline_dirs[broker] = current
+        new = sorted(current - previous)
+        if new:
+            log.info("Mark replicas %s on broker %d as offline", ",".join(map(str, new)), broker)
+            self._on_replicas_become_offline([PartitionAndReplica(tp, broker) for tp in new])
+
     def _delete_tolerating_missing(self, paths: list[str]) -> None:
         fence = Fence(self.ctx.epoch_zk_version)
         batches = list(chunks([Delete(p) for p in paths], OPS_PER_MULTI))
@@ -766,6 +903,72 @@ class KafkaController:
                 for op in batch:
                     with contextlib.suppress(TransactionFailed):
                         self.zk.multi([op], fence)
+
+    # ---- config changes --------------------------------------------------------------------------
+
+    def _process_config_changes(self) -> None:
+        """ZkNodeChangeNotificationListener.processNotifications with ZkConfigManager's handler,
+        as the controller's own broker runs them: each notification newer than the last one
+        processed names an entity whose config is read; a topic config that enables unclean
+        leader election has the controller elect leaders for the topic's offline partitions
+        (TopicConfigHandler.processConfigChanges, processTopicUncleanLeaderElectionEnable).
+        Then notifications older than 15 minutes are purged."""
+        path = znodes.CONFIG_CHANGES_PATH
+        names = sorted(self.zk.children(path, watch=self._on_config_changes) or [])
+        if not names:
+            return
+        now = time.time() * 1000
+        prefix = znodes.CONFIG_CHANGE_PREFIX
+        for name in names:
+            number = name[len(prefix) :] if name.startswith(prefix) else name
+            if _CHANGE_NUMBER.fullmatch(number) is None:
+                # Kafka's toLong throws and the whole pass ends there, purge included.
+                log.error(
+                    "Error while processing notification change for path = %s: bad name %s",
+                    path,
+                    name,
+                )
+                return
+            change = int(number)
+            if change > self._last_config_change:
+                self._process_config_change(f"{path}/{name}")
+                self._last_config_change = change
+        self._purge_config_changes(now, [f"{path}/{n}" for n in names])
+
+    def _process_config_change(self, path: str) -> None:
+        node = self.zk.get(path)
+        if node is None:
+            log.warning("read null data from %s", path)
+            return
+        try:
+            change = znodes.decode_config_change(path, node.data)
+        except znodes.ZNodeDataError as e:
+            log.error("error processing change notification from %s: %s", path, e)
+            return
+        topic = change.entity_name
+        if change.entity_type != znodes.ConfigType.TOPIC or topic is None:
+            return  # no other entity's config matters to the controller
+        config = self._topic_configs([topic]).get(topic, {})
+        log.info("Processing override for entityPath: %s with config: %s", change.entity_path,
+                 config)  # fmt: skip
+        # Scala's toBoolean: "true" in any case; anything else (or nothing) is false.
+        if config.get("unclean.leader.election.enable", "").lower() == "true" and self.is_active:
+            log.info("Unclean leader election has been enabled for topic %s", topic)
+            self.partition_sm.trigger_online_partition_state_change(
+                self.ctx.partitions_for_topic(topic)
+            )
+
+    def _purge_config_changes(self, now: float, paths: list[str]) -> None:
+        """purgeObsoleteNotifications. A notification is never changed, so its mtime is its
+        creation time. Only the active controller purges here, its deletes fenced."""
+        if not self.is_active:
+            return
+        fence = Fence(self.ctx.epoch_zk_version)
+        for node in self.zk.get_many(paths):
+            if node is not None and now - node.mtime > CONFIG_CHANGE_EXPIRATION_MS:
+                log.debug("Purging change notification %s", node.path)
+                with contextlib.suppress(TransactionFailed):  # already gone
+                    self.zk.multi([Delete(node.path)], fence)
 
     # ---- preferred replica elections -------------------------------------------------------------
 
@@ -805,8 +1008,12 @@ class KafkaController:
         try:
             self._on_replica_election(electable, "ZkTriggered")
         finally:
-            self.zk.multi([Delete(path)], Fence(self.ctx.epoch_zk_version))
-            self.zk.exists(path, watch=self._on_preferred_election)
+            # removePartitionsFromPreferredReplicaElection: the delete's outcome is not looked
+            # at (a znode someone else removed is fine), and an event looks again, so a request
+            # written right after the delete is not missed.
+            with contextlib.suppress(TransactionFailed):
+                self.zk.multi([Delete(path)], Fence(self.ctx.epoch_zk_version))
+            self.put(ev.ReplicaLeaderElection())
 
     def _on_replica_election(self, partitions: list[TopicPartition], trigger: str) -> None:
         if not partitions:
@@ -857,8 +1064,8 @@ class KafkaController:
             candidates = [
                 tp
                 for tp in not_preferred
-                if not ctx.partitions_being_reassigned
-                and not self.deletion.is_queued(tp.topic)
+                # Partitions being reassigned are candidates too (KAFKA-10149, Kafka 3.4).
+                if not self.deletion.is_queued(tp.topic)
                 and self._can_preferred_replica_be_leader(tp)
             ]
             self._on_replica_election(candidates, "AutoTriggered")
@@ -868,7 +1075,7 @@ class KafkaController:
         leadership = self.ctx.leadership.get(tp)
         if leadership is None:
             return False
-        live = [r for r in replicas if self.ctx.is_replica_online(r)]
+        live = [r for r in replicas if self.ctx.is_replica_online(r, tp)]
         return (
             election.preferred_replica_partition_leader_election(
                 replicas, leadership.leader_and_isr.isr, live
@@ -904,19 +1111,26 @@ class KafkaController:
     ) -> bc.ControlledShutdownResult:
         ctx = self.ctx
         broker = request.broker_id
+        # KafkaController.doControlledShutdown's order: the broker epoch first (the cached one
+        # of a broker that is not live is missing: NoSuchElementException, answered as an
+        # unknown server error), then whether the broker is live.
+        if request.broker_epoch != bc.UNKNOWN_BROKER_EPOCH:
+            cached = ctx.broker_epochs.get(broker)
+            if cached is None:
+                log.error("Error processing controlled shutdown: key not found: %d", broker)
+                return bc.ControlledShutdownResult(bc.Errors.UNKNOWN_SERVER_ERROR)
+            if request.broker_epoch < cached:
+                log.info(
+                    "Received controlled shutdown request from an old broker epoch %d for "
+                    "broker %d. Current broker epoch is %d.",
+                    request.broker_epoch,
+                    broker,
+                    cached,
+                )
+                return bc.ControlledShutdownResult(bc.Errors.STALE_BROKER_EPOCH)
         log.info("Shutting down broker %d", broker)
         if broker not in ctx.live_or_shutting_down_broker_ids:
             return bc.ControlledShutdownResult(bc.Errors.BROKER_NOT_AVAILABLE)
-        cached = ctx.broker_epochs.get(broker, -1)
-        if request.broker_epoch != bc.UNKNOWN_BROKER_EPOCH and request.broker_epoch < cached:
-            log.info(
-                "Ignoring controlled shutdown request from broker %d since its broker epoch %d "
-                "is smaller than the current broker epoch %d",
-                broker,
-                request.broker_epoch,
-                cached,
-            )
-            return bc.ControlledShutdownResult(bc.Errors.STALE_BROKER_EPOCH)
         ctx.shutting_down.add(broker)
         to_act_on = [
             tp
@@ -965,13 +1179,8 @@ class KafkaController:
                 continue
             if isinstance(response, bc.StopReplicaResponse):
                 self._on_stop_replica_response(broker, response)
-            elif isinstance(response, bc.LeaderAndIsrResponse) and response.error != bc.Errors.NONE:
-                log.warning(
-                    "Broker %d answered LeaderAndIsr %d with %s",
-                    broker,
-                    response.correlation_id,
-                    response.error,
-                )
+            elif isinstance(response, bc.LeaderAndIsrResponse):
+                self._on_leader_and_isr_response(broker, response)
         self._delete_tolerating_missing(paths)
 
     def _on_stop_replica_response(self, broker: int, response: bc.StopReplicaResponse) -> None:

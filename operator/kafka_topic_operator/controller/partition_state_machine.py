@@ -65,7 +65,7 @@ class PartitionStateMachine:
             leadership = self.ctx.leadership.get(tp)
             if leadership is None:
                 self.ctx.partition_states[tp] = _P.NEW_PARTITION
-            elif self.ctx.is_replica_online(leadership.leader_and_isr.leader):
+            elif self.ctx.is_replica_online(leadership.leader_and_isr.leader, tp):
                 self.ctx.partition_states[tp] = _P.ONLINE_PARTITION
             else:
                 self.ctx.partition_states[tp] = _P.OFFLINE_PARTITION
@@ -176,7 +176,7 @@ class PartitionStateMachine:
         to_create: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         for tp in partitions:
             replicas = self.ctx.replicas(tp)
-            live = [r for r in replicas if self.ctx.is_replica_online(r)]
+            live = [r for r in replicas if self.ctx.is_replica_online(r, tp)]
             if not live:
                 results[tp] = StateChangeFailedException(
                     f"Controller {self.controller_id} epoch {self.ctx.epoch} encountered error "
@@ -272,34 +272,36 @@ class PartitionStateMachine:
         self, current: Mapping[TopicPartition, LeaderAndIsr], strategy: election.ElectionStrategy
     ) -> list[election.ElectionResult]:
         ctx = self.ctx
-        live = ctx.live_broker_ids
+        # isReplicaOnline(replica, partition): live, and not in a failed log dir
+        live = ctx.online_brokers()
         match strategy:
             case election.OfflineElection(allow_unclean=allow):
                 unclean = self._unclean_states(current, allow)
                 return [
                     election.leader_for_offline(
-                        tp, ctx.replicas(tp), lai, live, unclean.get(tp, False)
+                        tp, ctx.replicas(tp), lai, live(tp), unclean.get(tp, False)
                     )
                     for tp, lai in current.items()
                 ]
             case election.ReassignElection():
                 return [
-                    election.leader_for_reassign(tp, assignment, lai, live)
+                    election.leader_for_reassign(tp, assignment, lai, live(tp))
                     for tp, lai in current.items()
                     if (assignment := ctx.assignment(tp)) is not None
                 ]
             case election.PreferredReplicaElection():
                 return [
-                    election.leader_for_preferred_replica(tp, ctx.replicas(tp), lai, live)
+                    election.leader_for_preferred_replica(tp, ctx.replicas(tp), lai, live(tp))
                     for tp, lai in current.items()
                 ]
             case election.ControlledShutdownElection():
+                live_or_shutting_down = ctx.online_brokers(include_shutting_down=True)
                 return [
                     election.leader_for_controlled_shutdown(
                         tp,
                         ctx.replicas(tp),
                         lai,
-                        ctx.live_or_shutting_down_broker_ids,
+                        live_or_shutting_down(tp),
                         ctx.shutting_down,
                     )
                     for tp, lai in current.items()
@@ -310,9 +312,9 @@ class PartitionStateMachine:
     ) -> dict[TopicPartition, bool]:
         """collectUncleanLeaderElectionState: topic configs are read only for partitions with
         no live ISR member, and only when the strategy does not already allow unclean."""
-        live = self.ctx.live_broker_ids
+        live = self.ctx.online_brokers()
         without_live_isr = [
-            tp for tp, lai in current.items() if not any(r in live for r in lai.isr)
+            tp for tp, lai in current.items() if not any(r in live(tp) for r in lai.isr)
         ]
         if not without_live_isr:
             return {}

@@ -20,7 +20,7 @@ from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMa
 from kafka_topic_operator.controller.request_batch import RequestBatch
 from kafka_topic_operator.controller.zk_state import read_partition_states, update_leader_and_isr
 from kafka_topic_operator.kafka import election
-from kafka_topic_operator.kafka.errors import IllegalStateException
+from kafka_topic_operator.kafka.errors import ControllerMovedException, IllegalStateException
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
@@ -107,8 +107,21 @@ class Reassignments:
             elif not self.ctx.replicas(tp):
                 results[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
             else:
-                self.on_partition_reassignment(tp, reassignment)
-                results[tp] = Errors.NONE
+                try:
+                    self.on_partition_reassignment(tp, reassignment)
+                    results[tp] = Errors.NONE
+                except ControllerMovedException:
+                    log.info(
+                        "Failed completing reassignment of partition %s because controller has "
+                        "moved to another broker",
+                        tp,
+                    )
+                    raise
+                except Exception:
+                    # One partition's failure neither stops the others nor the event: it leaves
+                    # the znode (KafkaController.maybeTriggerPartitionReassignment).
+                    log.exception("Error completing reassignment of partition %s", tp)
+                    results[tp] = Errors.UNKNOWN_SERVER_ERROR
         return results
 
     def maybe_resume(
@@ -256,7 +269,7 @@ class Reassignments:
     def _move_leader_if_required(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
         leadership = self.ctx.leadership.get(tp)
         leader = leadership.leader_and_isr.leader if leadership else -1
-        if leader not in assignment.replicas or not self.ctx.is_replica_online(leader):
+        if leader not in assignment.replicas or not self.ctx.is_replica_online(leader, tp):
             log.info(
                 "Leader %d for partition %s being reassigned is not in the new list of replicas "
                 "%s or is not alive. Re-electing leader",

@@ -51,7 +51,7 @@ class ReplicaStateMachine:
         for tp in self.ctx.all_partitions():
             for replica in self.ctx.replicas(tp):
                 par = PartitionAndReplica(tp, replica)
-                if self.ctx.is_replica_online(replica):
+                if self.ctx.is_replica_online(replica, tp, include_shutting_down=True):
                     self.ctx.replica_states[par] = _R.ONLINE_REPLICA
                     online.append(par)
                 else:

@@ -131,7 +131,7 @@ class RequestBatch:
             already_new = (old := per_broker.get(tp)) is not None and old.is_new
             per_broker[tp] = state._replace(is_new=True) if already_new and not is_new else state
         self._update_metadata_brokers.update(self.ctx.live_brokers)
-        self._add_update_metadata(tp, self.ctx.live_brokers.keys() - self.ctx.shutting_down)
+        self._add_update_metadata(tp, self.ctx.online_brokers()(tp))
 
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
         if tp.topic in self.ctx.topics_to_be_deleted:
@@ -153,9 +153,9 @@ class RequestBatch:
         self, brokers: Iterable[int], partitions: Iterable[TopicPartition]
     ) -> None:
         self._update_metadata_brokers.update(b for b in brokers if b >= 0)
-        online = self.ctx.live_brokers.keys() - self.ctx.shutting_down
+        online = self.ctx.online_brokers()
         for tp in partitions:
-            self._add_update_metadata(tp, online)
+            self._add_update_metadata(tp, online(tp))
 
     def _add_update_metadata(self, tp: TopicPartition, online: set[int]) -> None:
         # Replicas on brokers that are not live or are shutting down are offline.

@@ -415,38 +415,28 @@ class ReplicaManager:
             tp = state.topic_partition
             delete = state.delete_partition
             hosted = self.partitions.get(tp)
-            if hosted is not None and state.leader_epoch not in (EPOCH_DURING_DELETE, NO_EPOCH):
-                if state.leader_epoch < hosted.leader_epoch:
-                    log.warning(
-                        "%sIgnoring StopReplica request (delete=%s) from controller %d with "
-                        "correlation id %d epoch %d for partition %s since its associated leader "
-                        "epoch %d is smaller than the current leader epoch %d",
-                        self._prefix,
-                        str(delete).lower(),
-                        controller,
-                        cid,
-                        epoch,
-                        tp,
-                        state.leader_epoch,
-                        hosted.leader_epoch,
-                    )
-                    errors[tp] = Errors.FENCED_LEADER_EPOCH
-                    continue
-                if state.leader_epoch == hosted.leader_epoch:
-                    log.info(
-                        "%sIgnoring StopReplica request (delete=%s) from controller %d with "
-                        "correlation id %d epoch %d for partition %s since its associated leader "
-                        "epoch %d matches the current leader epoch",
-                        self._prefix,
-                        str(delete).lower(),
-                        controller,
-                        cid,
-                        epoch,
-                        tp,
-                        state.leader_epoch,
-                    )
-                    errors[tp] = Errors.FENCED_LEADER_EPOCH
-                    continue
+            # ReplicaManager.stopReplicas: a request epoch at least the current one stops the
+            # replica; the delete sentinel (-2) and NoEpoch (-1) skip the check.
+            if (
+                hosted is not None
+                and state.leader_epoch not in (EPOCH_DURING_DELETE, NO_EPOCH)
+                and state.leader_epoch < hosted.leader_epoch
+            ):
+                log.warning(
+                    "%sIgnoring StopReplica request (delete=%s) from controller %d with "
+                    "correlation id %d epoch %d for partition %s since its associated leader "
+                    "epoch %d is smaller than the current leader epoch %d",
+                    self._prefix,
+                    str(delete).lower(),
+                    controller,
+                    cid,
+                    epoch,
+                    tp,
+                    state.leader_epoch,
+                    hosted.leader_epoch,
+                )
+                errors[tp] = Errors.FENCED_LEADER_EPOCH
+                continue
             errors[tp] = self._stop(tp, delete, cid, controller, epoch)
         return StopReplicaResponse(
             Errors.NONE,

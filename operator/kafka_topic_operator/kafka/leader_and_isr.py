@@ -46,13 +46,9 @@ class LeaderAndIsr:
         return self.new_leader_and_isr(leader, self.isr)
 
     def new_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
-        return replace(
-            self,
-            leader=leader,
-            isr=tuple(isr),
-            leader_epoch=self.leader_epoch + 1,
-            leader_recovery_state=LeaderRecoveryState.RECOVERED,
-        )
+        """The recovery state is kept: only the leader's own ISR update marks a RECOVERING
+        partition RECOVERED (LeaderAndIsr.scala newLeaderAndIsr)."""
+        return replace(self, leader=leader, isr=tuple(isr), leader_epoch=self.leader_epoch + 1)
 
     def new_recovering_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
         return replace(
