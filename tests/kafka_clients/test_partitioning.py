@@ -45,7 +45,9 @@ def produce_with_librdkafka(bootstrap: str, topic: str) -> dict[str, int]:
         if error is not None:
             failures.append(f"{key}: {error}")
         else:
-            acknowledged[key] = message.partition()
+            partition = message.partition()
+            assert partition is not None
+            acknowledged[key] = partition
 
     for key in KEYS:
         producer.produce(topic, key=key.encode(), value=f"librdkafka:{key}".encode(),
@@ -55,7 +57,7 @@ def produce_with_librdkafka(bootstrap: str, topic: str) -> dict[str, int]:
     return acknowledged
 
 
-def consume_all(bootstrap: str, topic: str, count: int) -> list[tuple[int, str, str]]:
+def consume_all(bootstrap: str, topic: str, count: int) -> list[tuple[int | None, str, str]]:
     """(partition, key, value) of the first `count` records, read from the start of every
     partition."""
     consumer = Consumer(
@@ -67,7 +69,7 @@ def consume_all(bootstrap: str, topic: str, count: int) -> list[tuple[int, str, 
         }
     )
     consumer.assign([TopicPartition(topic, p, -2) for p in range(PARTITIONS)])  # -2: beginning
-    records: list[tuple[int, str, str]] = []
+    records: list[tuple[int | None, str, str]] = []
     try:
         for _ in range(600):
             for message in consumer.consume(num_messages=500, timeout=0.5):
