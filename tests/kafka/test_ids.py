@@ -20,6 +20,7 @@ from kafka_topic_operator.kafka.ids import (
     ZERO_UUID,
     Uuid,
     generate_uuid_as_base64,
+    new_topic_id,
     random_uuid,
 )
 
@@ -202,3 +203,11 @@ def test_the_fast_path_for_ids_decodes_as_java_does(text: str) -> None:
     # Every id's 22 characters take base64's fast path; the character-by-character decoder
     # carries Java's rules for any input and is the reference.
     assert ids._java_url_base64_decode(text) == ids._java_url_base64_decode_any(text)
+
+
+def test_a_new_topic_id_is_kafkas_random_uuid() -> None:
+    # KafkaZkClient.setTopicIds draws Uuid.randomUuid(): a '-' id is drawn again.
+    source = Scripted(b"\xf8" + bytes(15), bytes(16))
+    assert new_topic_id(source) == "AAAAAAAAQACAAAAAAAAAAA"
+    assert source.calls == 2
+    assert is_version_4(Uuid.from_string(new_topic_id()))

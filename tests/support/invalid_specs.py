@@ -114,7 +114,7 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
      "flush.messages: Value must be at least 1"),
     ("t", {**BASE, "config": {"flush.ms": -1}}, "Invalid value -1 for configuration flush.ms: "
      "Value must be at least 0"),
-    ("t", {**BASE, "config": {"min.cleanable.dirty.ratio": "2"}}, "Invalid value 2 for "
+    ("t", {**BASE, "config": {"min.cleanable.dirty.ratio": "2"}}, "Invalid value 2.0 for "
      "configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
     ("t", {**BASE, "config": {"message.timestamp.type": "Now"}}, "Invalid value Now for "
      "configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"),
@@ -146,11 +146,13 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("t", {**BASE, "config": {"compression.type": ""}}, "Invalid value  for configuration "
      "compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
     ("t", {**BASE, "config": {"follower.replication.throttled.replicas": "x"}}, "Invalid value "
-     "x for configuration follower.replication.throttled.replicas: must be the literal '*' or a "
+     "[x] for configuration follower.replication.throttled.replicas: "
+     "follower.replication.throttled.replicas must be the literal '*' or a "
      "list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:"
      "[brokerId],..."),
     ("t", {**BASE, "config": {"leader.replication.throttled.replicas": "0-1"}}, "Invalid value "
-     "0-1 for configuration leader.replication.throttled.replicas: must be the literal '*'"),
+     "[0-1] for configuration leader.replication.throttled.replicas: "
+     "leader.replication.throttled.replicas must be the literal '*'"),
     ("t", {**BASE, "config": {"message.timestamp.difference.max.ms": -1}}, "Invalid value -1 for "
      "configuration message.timestamp.difference.max.ms: Value must be at least 0"),
     ("t", {**BASE, "config": {"min.insync.replicas": "one"}}, "Invalid value one for "

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from kafka_topic_operator.kafka.errors import TopicExistsException
+from kafka_topic_operator.kafka.errors import (
+    TopicAlreadyMarkedForDeletionException,
+    TopicExistsException,
+    UnknownTopicOrPartitionException,
+)
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.admin import NewTopic
 from kafka_topic_operator.zk.client import ZkClient
@@ -51,3 +57,66 @@ def test_a_failing_batch_is_redone_topic_by_topic(zk: ZkClient) -> None:
     assert str(results["taken"]) == "Topic 'taken' already exists."
     assert written(zk, "taken")[0] == {0: (1,)}  # untouched
     assert written(zk, "leftover") == ({0: (1,)}, {"cleanup.policy": "compact"})
+
+
+def test_refusals_are_worded_as_kafkas_admin_zk_client(zk: ZkClient) -> None:
+    # AdminZkClient.deleteTopic / validateTopicConfig and ZkAdminManager.createPartitions (3.9).
+    with pytest.raises(UnknownTopicOrPartitionException) as missing:
+        admin.delete_topic(zk, "nope")
+    assert str(missing.value) == "Topic `nope` to delete does not exist"
+    with pytest.raises(UnknownTopicOrPartitionException) as missing:
+        admin.change_topic_config(zk, "nope", {"retention.ms": "1"})
+    assert str(missing.value) == "Topic 'nope' does not exist."
+    with pytest.raises(UnknownTopicOrPartitionException) as missing:
+        admin.add_partitions(zk, "nope", {1: [0]})
+    assert str(missing.value) == "The topic 'nope' does not exist."
+    admin.create_topic_with_assignment(zk, "t", {0: [0]})
+    admin.delete_topic(zk, "t")
+    with pytest.raises(TopicAlreadyMarkedForDeletionException) as marked:
+        admin.delete_topic(zk, "t")
+    assert str(marked.value) == "topic t is already marked for deletion"
+    with pytest.raises(TopicExistsException) as exists:
+        admin.create_topic_with_assignment(zk, "t", {0: [1]})
+    assert str(exists.value) == "Topic 't' already exists."
+
+
+def notifications(zk: ZkClient) -> list[tuple[str, object, int]]:
+    """(name, parsed JSON, czxid) of each change notification, oldest first."""
+    out = []
+    for name in sorted(zk.children(znodes.CONFIG_CHANGES_PATH) or []):
+        node = zk.get(f"{znodes.CONFIG_CHANGES_PATH}/{name}")
+        assert node is not None
+        out.append((name, json.loads(node.data), node.czxid))
+    return out
+
+
+def modified_zxid(zk: ZkClient, path: str) -> int:
+    _data, stat = zk.raw.get(path)
+    return int(stat.mzxid)
+
+
+def test_a_config_change_is_written_as_change_entity_config_writes_it(zk: ZkClient) -> None:
+    admin.create_topic_with_assignment(zk, "t", {0: [0]}, {"retention.ms": "1000"})
+    assert zk.children(znodes.CONFIG_CHANGES_PATH) in (None, [])  # creation notifies nobody
+
+    admin.change_topic_config(zk, "t", {"unclean.leader.election.enable": "true"})
+    admin.change_broker_config(zk, 1, {"leader.replication.throttled.rate": "1000"})
+    admin.change_broker_config(zk, None, {"log.cleaner.threads": "2"})
+
+    changes = notifications(zk)
+    assert [(name, data) for name, data, _ in changes] == [
+        ("config_change_0000000000", {"version": 2, "entity_path": "topics/t"}),
+        ("config_change_0000000001", {"version": 2, "entity_path": "brokers/1"}),
+        ("config_change_0000000002", {"version": 2, "entity_path": "brokers/<default>"}),
+    ]
+    # The whole config is replaced, and written before its notification.
+    assert written(zk, "t")[1] == {"unclean.leader.election.enable": "true"}
+    assert admin.broker_config(zk, 1) == {"leader.replication.throttled.rate": "1000"}
+    assert admin.broker_config(zk, None) == {"log.cleaner.threads": "2"}
+    assert zk.exists("/config/brokers/<default>")
+    for path, (_, _, notified) in zip(
+        [znodes.topic_config_path("t"), "/config/brokers/1", "/config/brokers/<default>"],
+        changes,
+        strict=True,
+    ):
+        assert modified_zxid(zk, path) < notified

@@ -35,7 +35,7 @@ from kafka_topic_operator.controller.request_batch import RequestBatch
 from kafka_topic_operator.controller.zk_state import OPS_PER_MULTI, chunks, read_partition_states
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.errors import ControllerMovedException
-from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
+from kafka_topic_operator.kafka.ids import new_topic_id
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -543,7 +543,7 @@ class KafkaController:
             self.ctx.add_topic(topic)
             topic_id = data.topic_id
             if topic_id is None:
-                topic_id = generate_uuid_as_base64()
+                topic_id = new_topic_id()
                 id_writes.append(_with_topic_id(node, data, topic_id))
             self.ctx.topic_ids[topic] = topic_id
             for partition, assignment in sorted(data.partitions.items()):

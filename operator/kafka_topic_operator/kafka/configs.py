@@ -1,4 +1,4 @@
-"""Topic-level configs as Kafka 3.6's LogConfig defines them: type, default, validator, the broker
+"""Topic-level configs as Kafka 3.9's LogConfig defines them: type, default, validator, the broker
 property that supplies the default, and ConfigDef's parsing and messages.
 
 `normalize_topic_config` turns a KafkaTopic's `spec.config` (strings, integers, booleans, numbers)
@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import Enum
 from typing import Final
 
@@ -45,6 +46,8 @@ class TopicConfigKey:
     version_string: bool = False
     since: str = "0.8"
     deprecated: bool = False
+    # CompressionType.GZIP.levelValidator: a range, or the one value outside it meaning "default".
+    or_equal_to: int | None = None
 
     def describe_allowed(self) -> str:
         if self.allowed:
@@ -52,7 +55,8 @@ class TopicConfigKey:
         if self.throttled_replicas:
             return "'*' or a list of partitionId:brokerId"
         if self.minimum is not None and self.maximum is not None:
-            return f"[{_show(self.minimum)},...,{_show(self.maximum)}]"
+            also = f" or {self.or_equal_to}" if self.or_equal_to is not None else ""
+            return f"[{_show(self.minimum)},...,{_show(self.maximum)}]{also}"
         if self.minimum is not None:
             return f"[{_show(self.minimum)},...]"
         return self.type.value.lower()
@@ -86,6 +90,37 @@ _KEYS: Final = (
         "Final compression of the topic's data.",
         "compression.type",
         allowed=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+    ),
+    _key(
+        "compression.gzip.level",
+        _I,
+        "-1",
+        "Compression level when compression.type is gzip.",
+        "compression.gzip.level",
+        minimum=1,
+        maximum=9,
+        or_equal_to=-1,
+        since="3.8",
+    ),
+    _key(
+        "compression.lz4.level",
+        _I,
+        "9",
+        "Compression level when compression.type is lz4.",
+        "compression.lz4.level",
+        minimum=1,
+        maximum=17,
+        since="3.8",
+    ),
+    _key(
+        "compression.zstd.level",
+        _I,
+        "3",
+        "Compression level when compression.type is zstd.",
+        "compression.zstd.level",
+        minimum=-131072,
+        maximum=22,
+        since="3.8",
     ),
     _key(
         "delete.retention.ms",
@@ -183,7 +218,8 @@ _KEYS: Final = (
         "true",
         "Down-convert messages for old consumers.",
         "log.message.downconversion.enable",
-        deprecated=True,
+        # A plain, undeprecated topic config through 3.9 (TopicConfig has no @Deprecated on it;
+        # 4.0 removes it with the old message formats).
     ),
     _key(
         "message.format.version",
@@ -255,6 +291,22 @@ _KEYS: Final = (
         minimum=1,
     ),
     _key("preallocate", _B, "false", "Preallocate segment files.", "log.preallocate"),
+    _key(
+        "remote.log.copy.disable",
+        _B,
+        "false",
+        "Stop copying to tiered storage (KRaft only).",
+        None,
+        since="3.9",
+    ),
+    _key(
+        "remote.log.delete.on.disable",
+        _B,
+        "false",
+        "Delete tiered data when tiered storage is disabled (KRaft only).",
+        None,
+        since="3.9",
+    ),
     _key("remote.storage.enable", _B, "false", "Tiered storage for this topic.", None, since="3.6"),
     _key(
         "retention.bytes",
@@ -309,14 +361,81 @@ TOPIC_CONFIGS: Final[Mapping[str, TopicConfigKey]] = {k.name: k for k in _KEYS}
 
 ConfigValue = str | int | bool | float
 
-_THROTTLED = re.compile(r"^\s*([0-9]+\s*:\s*[0-9]+\s*)(,\s*[0-9]+\s*:\s*[0-9]+\s*)*$")
+# ConfigDef.parseType's LIST: the trimmed value split on commas with Java's whitespace around
+# them (`\\s*,\\s*`, split(..., -1) so trailing empty items stay).
+_COMMA_WITH_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
+# ThrottledReplicaListValidator: each trimmed item is empty or partition:broker (ASCII digits).
+_THROTTLED_REPLICA = re.compile(r"(?:[0-9]+:[0-9]+)?")
+_THROTTLED_REASON = (
+    " must be the literal '*' or a list of replicas in the following format: "
+    "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+)
+# Integer.parseInt / Long.parseLong: a sign, then decimal digits (Character.digit accepts any
+# Unicode decimal digit, as Python's int() does).
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")
+# Double.parseDouble: Java's decimal and hexadecimal literals (ASCII digits), NaN and Infinity.
+_JAVA_DECIMAL = re.compile(
+    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)"
+)
+_JAVA_HEX_FLOAT = re.compile(
+    r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?"
+)
 _JAVA_CLASS = {str: "java.lang.String", int: "java.lang.Integer", float: "java.lang.Double",
                bool: "java.lang.Boolean"}  # fmt: skip
+
+
+def _java_trim(text: str) -> str:
+    """String.trim: strips every character up to U+0020 (not Unicode whitespace)."""
+    start, end = 0, len(text)
+    while start < end and text[start] <= " ":
+        start += 1
+    while end > start and text[end - 1] <= " ":
+        end -= 1
+    return text[start:end]
+
+
+def _java_list(text: str) -> list[str]:
+    trimmed = _java_trim(text)
+    return _COMMA_WITH_WHITESPACE.split(trimmed) if trimmed else []
+
+
+def _java_equals_ignore_case(a: str, b: str) -> bool:
+    return len(a) == len(b) and all(
+        x == y or x.upper() == y.upper() or x.upper().lower() == y.upper().lower()
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _java_double(text: str) -> float | None:
+    trimmed = _java_trim(text)
+    if _JAVA_DECIMAL.fullmatch(trimmed):
+        body = trimmed.rstrip("fFdD") if not trimmed.endswith("Infinity") else trimmed
+        return float(body.replace("Infinity", "inf").replace("NaN", "nan"))
+    hexadecimal = _JAVA_HEX_FLOAT.fullmatch(trimmed)
+    if hexadecimal:
+        return float.fromhex(hexadecimal[1] + "0x" + hexadecimal[2])
+    return None
+
+
+def _java_double_string(number: float) -> str:
+    """Double.toString: plain from 10^-3 up to 10^7, otherwise `d.dddE<n>` (shortest digits)."""
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number == 0 or 1e-3 <= abs(number) < 1e7:
+        return repr(float(number))  # plain in this range, with at least one decimal
+    _, digits, exponent = Decimal(repr(abs(number))).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    return f"{'-' if number < 0 else ''}{text[0]}.{text[1:] or '0'}E{len(text) + exponent - 1}"
 
 
 def _show_value(value: ConfigValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double_string(value)
     return str(value)
 
 
@@ -336,8 +455,8 @@ def _parse_integer(key: TopicConfigKey, value: ConfigValue) -> int:
             f"Expected value to be a {bits}-bit integer, but it was a {_JAVA_CLASS[type(value)]}",
         )  # fmt: skip
     if isinstance(value, str):
-        text = value.strip()
-        if not re.fullmatch(r"[+-]?[0-9]+", text):
+        text = _java_trim(value)
+        if not _JAVA_INTEGER.fullmatch(text):
             raise _error(key.name, value, f"Not a number of type {key.type.value}")
         number = int(text)
     else:
@@ -347,11 +466,36 @@ def _parse_integer(key: TopicConfigKey, value: ConfigValue) -> int:
     return number
 
 
-def _check_range(key: TopicConfigKey, value: ConfigValue, number: float) -> None:
+def _check_range(key: TopicConfigKey, number: float) -> None:
+    """Range.atLeast / between, or the compression-level validator; the parsed value shown."""
+    if key.or_equal_to is not None:
+        if number == key.or_equal_to:
+            return
+        assert key.minimum is not None and key.maximum is not None
+        if number > key.maximum or number < key.minimum:
+            raise _error(
+                key.name, number,
+                f"Value must be between {_show(key.minimum)} and {_show(key.maximum)} or equal "
+                f"to {key.or_equal_to}",
+            )  # fmt: skip
+        return
     if key.minimum is not None and number < key.minimum:
-        raise _error(key.name, value, f"Value must be at least {_show(key.minimum)}")
+        raise _error(key.name, number, f"Value must be at least {_show(key.minimum)}")
     if key.maximum is not None and number > key.maximum:
-        raise _error(key.name, value, f"Value must be no more than {_show(key.maximum)}")
+        raise _error(key.name, number, f"Value must be no more than {_show(key.maximum)}")
+
+
+def _normalize_throttled(key: TopicConfigKey, items: list[str]) -> str:
+    """ThrottledReplicaListValidator's rule and message. Kafka accepts empty items and
+    whitespace around them, but the brokers' own reading (ConfigHandler.parseThrottledPartitions
+    splits on ',' and ':' and parses each part as an int) fails on those, so the value is stored
+    without them: '*' alone, or `partition:broker` items."""
+    trimmed = [_java_trim(item) for item in items]
+    if "".join(trimmed) == "*":
+        return "*"
+    if not all(_THROTTLED_REPLICA.fullmatch(item) for item in trimmed):
+        raise _error(key.name, "[" + ", ".join(items) + "]", key.name + _THROTTLED_REASON)
+    return ",".join(item for item in trimmed if item)
 
 
 def _normalize(key: TopicConfigKey, value: ConfigValue) -> str:
@@ -359,35 +503,35 @@ def _normalize(key: TopicConfigKey, value: ConfigValue) -> str:
         case ConfigType.BOOLEAN:
             if isinstance(value, bool):
                 return "true" if value else "false"
-            if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-                return value.strip().lower()
+            if isinstance(value, str):
+                for word in ("true", "false"):
+                    if _java_equals_ignore_case(_java_trim(value), word):
+                        return word
             raise _error(key.name, value, "Expected value to be either true or false")
         case ConfigType.INT | ConfigType.LONG:
             number = _parse_integer(key, value)
-            _check_range(key, value, number)
+            _check_range(key, number)
             return str(number)
         case ConfigType.DOUBLE:
             if isinstance(value, bool):
                 raise _error(
                     key.name, value, "Expected value to be a double, but it was a java.lang.Boolean"
                 )
-            try:
-                parsed = float(value.strip()) if isinstance(value, str) else float(value)
-            except ValueError:
-                raise _error(key.name, value, "Not a number of type DOUBLE") from None
-            if math.isnan(parsed) or math.isinf(parsed):
+            parsed = _java_double(value) if isinstance(value, str) else float(value)
+            if parsed is None:
                 raise _error(key.name, value, "Not a number of type DOUBLE")
-            _check_range(key, value, parsed)
-            return repr(parsed)
+            # NaN passes Range's checks in Kafka too (every comparison with it is false).
+            _check_range(key, parsed)
+            return _java_double_string(parsed)
         case ConfigType.STRING:
             if not isinstance(value, str):
                 raise _error(
                     key.name, value,
                     f"Expected value to be a string, but it was a {_JAVA_CLASS[type(value)]}",
                 )  # fmt: skip
-            text = value.strip()
+            text = _java_trim(value)
             if key.allowed and text not in key.allowed:
-                raise _error(key.name, value, "String must be one of: " + ", ".join(key.allowed))
+                raise _error(key.name, text, "String must be one of: " + ", ".join(key.allowed))
             if key.version_string:
                 try:
                     from_version_string(text)
@@ -396,19 +540,11 @@ def _normalize(key: TopicConfigKey, value: ConfigValue) -> str:
             return text
         case ConfigType.LIST:
             if not isinstance(value, str):
-                raise _error(
-                    key.name, value,
-                    "Expected a comma separated list, but it was a " + _JAVA_CLASS[type(value)],
-                )  # fmt: skip
-            items = [i.strip() for i in value.split(",")] if value.strip() else []
+                # parseType's message ends with a period here, unlike the others.
+                raise _error(key.name, value, "Expected a comma separated list.")
+            items = _java_list(value)
             if key.throttled_replicas:
-                if value.strip() not in ("", "*") and not _THROTTLED.match(value):
-                    raise _error(
-                        key.name, value,
-                        "must be the literal '*' or a list of replicas in the following format: "
-                        "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
-                    )  # fmt: skip
-                return ",".join(i.replace(" ", "") for i in items)
+                return _normalize_throttled(key, items)
             for item in items:
                 if key.allowed and item not in key.allowed:
                     raise _error(key.name, item, "String must be one of: " + ", ".join(key.allowed))
@@ -437,13 +573,23 @@ def effective(config: Mapping[str, str], name: str) -> str:
 
 
 def _validate_values(config: Mapping[str, str]) -> None:
-    """LogConfig.validateValues and the remote-storage checks of 3.6."""
+    """LogConfig.validateValues and the topic checks a ZooKeeper-mode broker adds
+    (validateTopicLogConfigValues with fromZK, 3.9) that need no broker config."""
     min_lag = int(effective(config, "min.compaction.lag.ms"))
     max_lag = int(effective(config, "max.compaction.lag.ms"))
     if min_lag > max_lag:
         raise InvalidConfigurationException(
             f"conflict topic config setting min.compaction.lag.ms ({min_lag}) > "
             f"max.compaction.lag.ms ({max_lag})"
+        )
+    # validateNoInvalidRemoteStorageConfigsInZK: what a ZooKeeper-mode broker refuses.
+    if "true" in (
+        effective(config, "remote.log.delete.on.disable"),
+        effective(config, "remote.log.copy.disable"),
+    ):
+        raise InvalidConfigurationException(
+            "It is invalid to set `remote.log.delete.on.disable` or `remote.log.copy.disable` "
+            "under Zookeeper's mode."
         )
     if effective(config, "remote.storage.enable") != "true":
         return

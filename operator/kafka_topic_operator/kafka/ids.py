@@ -126,9 +126,17 @@ def random_uuid(random_bytes: RandomBytes = os.urandom) -> Uuid:
             return uuid
 
 
+def new_topic_id(random_bytes: RandomBytes | None = None) -> str:
+    """A topic id as the ZooKeeper-mode controller gives one (KafkaZkClient.setTopicIds, 3.9:
+    `Uuid.randomUuid()`): never reserved, never printed with a leading '-'. `random_bytes` is
+    read at call time (`os.urandom` unless given) so a test can script it."""
+    return str(random_uuid(random_bytes or os.urandom))
+
+
 def generate_uuid_as_base64(random_bytes: RandomBytes = os.urandom) -> str:
-    """CoreUtils.generateUuidAsBase64, the broker's cluster id: a plain random version-4 UUID in
-    URL-safe base64 without padding (no reserved-value or leading '-' check here)."""
+    """CoreUtils.generateUuidAsBase64, the broker's cluster id (and delegation token ids): a plain
+    random version-4 UUID in URL-safe base64 without padding (no reserved-value or leading '-'
+    check here). Never a topic id: those come from `new_topic_id`."""
     return str(Uuid.from_bytes(_java_random_uuid_bytes(random_bytes)))
 
 

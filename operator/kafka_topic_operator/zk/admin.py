@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
@@ -117,20 +118,28 @@ def change_topic_config(zk: ZkClient, topic: str, config: Mapping[str, str]) -> 
     """AdminZkClient.changeTopicConfig: the topic must exist; the config znode is replaced, then
     a change notification (`/config/changes/config_change_<seq>`) tells brokers to reload it."""
     if not zk.exists(znodes.topic_path(topic)):
-        raise UnknownTopicOrPartitionException(f"Topic {topic} does not exist")
+        # validateTopicConfig's wording (AdminZkClient.scala, 3.9).
+        raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist.")
     _write_config(zk, znodes.ConfigType.TOPIC, topic, config)
 
 
 def _write_config(
     zk: ZkClient, entity_type: znodes.ConfigType, name: str, config: Mapping[str, str]
 ) -> None:
+    """AdminZkClient.changeEntityConfig: KafkaZkClient.setOrCreateEntityConfigs (set; on NoNode
+    create with parents; if someone created it meanwhile, set), then
+    createConfigChangeNotification (a persistent sequential `config_change_` with
+    `{"version":2,"entity_path":"<type>/<name>"}`). Like `kafka-configs --zookeeper`, there is no
+    check on `/controller` (the brokers' own AdminZkClient has one, to fence KRaft migration)."""
     path = znodes.config_entity_path(entity_type, name)
     data = znodes.encode_config(config)
-    zk.ensure_path(znodes.config_entity_type_path(entity_type))
     try:
         zk.set(path, data)
     except NoNodeError:
-        zk.create(path, data)
+        try:
+            zk.create(path, data, makepath=True)
+        except NodeExistsError:
+            zk.set(path, data)
     zk.ensure_path(znodes.CONFIG_CHANGES_PATH)
     zk.create(
         znodes.config_change_path(),
@@ -145,22 +154,32 @@ def topic_config(zk: ZkClient, topic: str) -> dict[str, str]:
     return znodes.decode_config(node.path, node.data) if node is not None else {}
 
 
-def broker_config(zk: ZkClient, broker: int) -> dict[str, str]:
-    """A broker's dynamic config overrides (empty when it has none)."""
-    node = zk.get(znodes.config_entity_path(znodes.ConfigType.BROKER, str(broker)))
+DEFAULT_ENTITY: Final = "<default>"
+"""ZooKeeperInternals.DEFAULT_STRING: the entity name of cluster-wide broker defaults."""
+
+
+def _broker_entity(broker: int | None) -> str:
+    return DEFAULT_ENTITY if broker is None else str(broker)
+
+
+def broker_config(zk: ZkClient, broker: int | None) -> dict[str, str]:
+    """A broker's dynamic config overrides, or the cluster-wide defaults for None (empty when
+    there are none)."""
+    node = zk.get(znodes.config_entity_path(znodes.ConfigType.BROKER, _broker_entity(broker)))
     return znodes.decode_config(node.path, node.data) if node is not None else {}
 
 
-def change_broker_config(zk: ZkClient, broker: int, config: Mapping[str, str]) -> None:
-    """AdminZkClient.changeBrokerConfig, as `kafka-configs --zookeeper --entity-type brokers`
-    writes it: the config znode, then a change notification naming `brokers/<id>`."""
-    _write_config(zk, znodes.ConfigType.BROKER, str(broker), config)
+def change_broker_config(zk: ZkClient, broker: int | None, config: Mapping[str, str]) -> None:
+    """AdminZkClient.changeBrokerConfig(Option[Int]), as `kafka-configs --zookeeper
+    --entity-type brokers` writes it: the config znode of broker `<id>` (or `<default>` for None),
+    then a change notification naming `brokers/<id>`. The config replaces the old one whole."""
+    _write_config(zk, znodes.ConfigType.BROKER, _broker_entity(broker), config)
 
 
 def delete_topic(zk: ZkClient, topic: str) -> None:
     """AdminZkClient.deleteTopic: the marker under `/admin/delete_topics`."""
     if not zk.exists(znodes.topic_path(topic)):
-        raise UnknownTopicOrPartitionException(f"topic {topic} to delete does not exist")
+        raise UnknownTopicOrPartitionException(f"Topic `{topic}` to delete does not exist")
     try:
         zk.create(znodes.delete_topic_path(topic), znodes.DELETE_TOPIC_MARKER_DATA, makepath=True)
     except NodeExistsError:
@@ -170,11 +189,14 @@ def delete_topic(zk: ZkClient, topic: str) -> None:
 
 
 def add_partitions(zk: ZkClient, topic: str, new: Mapping[int, Sequence[int]]) -> None:
-    """The topic znode rewritten with the new partitions added, conditional on the version read."""
+    """The topic znode rewritten with the new partitions added, conditional on the version read
+    (Kafka's createPartitionsWithAssignment writes unconditionally; a concurrent writer here
+    fails instead of being overwritten)."""
     path = znodes.topic_path(topic)
     node = zk.get(path)
     if node is None:
-        raise UnknownTopicOrPartitionException(f"Topic {topic} does not exist")
+        # What ZkAdminManager.createPartitions says before it calls AdminZkClient.
+        raise UnknownTopicOrPartitionException(f"The topic '{topic}' does not exist.")
     current = znodes.decode_topic(path, node.data)
     partitions = dict(current.partitions)
     partitions.update({p: ReplicaAssignment(tuple(r)) for p, r in new.items()})
