@@ -17,38 +17,18 @@ from kto_testing import eventually
 from kafka_topic_operator.apache_kafka import tools
 from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
 from kafka_topic_operator.cli import main as kto
-from kafka_topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
 from kafka_topic_operator.kafka.assignors import Strategy, assign
 from kafka_topic_operator.kafka.partitioner import partition_for_key
-from kafka_topic_operator.zk import admin
-from kafka_topic_operator.zk.client import ZkClient
+
+from .helpers import create_topic_through_zookeeper, unique
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
 
-@pytest.fixture
-def zk_of(kafka_cluster: KafkaCluster) -> Iterator[ZkClient]:
-    client = ZkClient(kafka_cluster.zookeeper)
-    client.start()
-    yield client
-    client.stop()
-
-
-def create_topic(zk: ZkClient, cluster: KafkaCluster, partitions: int, rf: int = 2) -> str:
-    topic = f"keys-{uuid.uuid4().hex[:8]}"
-    brokers = [BrokerMetadata(b) for b in sorted(cluster.brokers)]
-    assignment = assign_replicas_to_brokers(brokers, partitions, rf)
-    admin.create_topic_with_assignment(zk, topic, assignment, {})
-    eventually(lambda: _partitions(cluster, topic) == partitions, f"{topic} in metadata")
+def create_topic(cluster: KafkaCluster, partitions: int, rf: int = 2) -> str:
+    topic = unique("keys")
+    create_topic_through_zookeeper(cluster, topic, partitions, rf)
     return topic
-
-
-def _partitions(cluster: KafkaCluster, topic: str) -> int:
-    from confluent_kafka.admin import AdminClient
-
-    found = AdminClient({"bootstrap.servers": cluster.bootstrap}).list_topics(topic, timeout=10)
-    entry = found.topics.get(topic)
-    return 0 if entry is None or entry.error is not None else len(entry.partitions)
 
 
 def consume_all(cluster: KafkaCluster, topic: str, count: int) -> dict[str, int]:
@@ -74,11 +54,11 @@ def _poll_into(consumer: Any, seen: dict[str, int]) -> int:
 
 
 def test_200_keys_land_where_kto_partition_for_says(
-    kafka_cluster: KafkaCluster, zk_of: ZkClient, capsys: pytest.CaptureFixture[str]
+    kafka_cluster: KafkaCluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from confluent_kafka import Producer
 
-    topic = create_topic(zk_of, kafka_cluster, 12)
+    topic = create_topic(kafka_cluster, 12)
     keys = [f"user-{i}" for i in range(200)]
     assert kto(["partition-for", "--partitions", "12", "--output", "json", *keys]) == 0
     predicted = {k: int(p) for k, p in json.loads(capsys.readouterr().out).items()}
@@ -95,7 +75,7 @@ def test_200_keys_land_where_kto_partition_for_says(
     assert consume_all(kafka_cluster, topic, 200) == predicted
 
     # confluent-kafka with the Java-compatible partitioner, into a second topic.
-    topic2 = create_topic(zk_of, kafka_cluster, 12)
+    topic2 = create_topic(kafka_cluster, 12)
     producer = Producer({"bootstrap.servers": kafka_cluster.bootstrap,
                          "partitioner": "murmur2_random"})  # fmt: skip
     for key in keys:
@@ -122,12 +102,7 @@ def group_cluster(
 def test_java_console_consumers_are_assigned_as_kto_consumers_says(
     group_cluster: KafkaCluster, strategy: Strategy
 ) -> None:
-    zk = ZkClient(group_cluster.zookeeper)
-    zk.start()
-    try:
-        topic = create_topic(zk, group_cluster, 7, rf=1)
-    finally:
-        zk.stop()
+    topic = create_topic(group_cluster, 7, rf=1)
     group = f"group-{strategy}"
     strategy_class = tools.ASSIGNOR_CLASSES[strategy]
     consumers = [
