@@ -1,0 +1,80 @@
+"""What a real Kafka client sees, through confluent_kafka's AdminClient: topics as
+DescribeTopics and metadata requests answer, and configs as DescribeConfigs answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
+
+REQUEST_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Partition:
+    leader: int  # -1: none
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    racks: tuple[str | None, ...]  # of the replicas, in order
+
+
+def describe_topic(cluster: KafkaCluster, topic: str) -> tuple[str, dict[int, Partition]] | None:
+    """DescribeTopics: the topic id and each partition; None when the brokers do not know it."""
+    from confluent_kafka import KafkaException, TopicCollection
+    from confluent_kafka.admin import AdminClient
+
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 0})
+    future = client.describe_topics(TopicCollection([topic]), request_timeout=REQUEST_TIMEOUT)
+    try:
+        description = future[topic].result()
+    except KafkaException as e:
+        if e.args[0].name() == "UNKNOWN_TOPIC_OR_PART":
+            return None
+        raise
+    partitions = {
+        p.id: Partition(
+            leader=p.leader.id if p.leader is not None else -1,
+            replicas=tuple(r.id for r in p.replicas),
+            isr=tuple(sorted(r.id for r in p.isr)),
+            racks=tuple(r.rack for r in p.replicas),
+        )
+        for p in description.partitions
+    }
+    return str(description.topic_id), partitions
+
+
+def metadata(cluster: KafkaCluster, topic: str) -> dict[int, Partition] | None:
+    """A metadata request (what producers and consumers act on); None for an unknown topic."""
+    from confluent_kafka.admin import AdminClient
+
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 0})
+    found = client.list_topics(topic, timeout=REQUEST_TIMEOUT).topics.get(topic)
+    if found is None or found.error is not None:
+        return None
+    return {
+        p.id: Partition(p.leader, tuple(p.replicas), tuple(sorted(p.isrs)), ())
+        for p in found.partitions.values()
+    }
+
+
+def topic_names(cluster: KafkaCluster) -> set[str]:
+    from confluent_kafka.admin import AdminClient
+
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 0})
+    return set(client.list_topics(timeout=REQUEST_TIMEOUT).topics)
+
+
+def describe_configs(cluster: KafkaCluster, kind: str, name: str) -> dict[str, tuple[str, str]]:
+    """DescribeConfigs of a topic or broker (`kind` "topic" or "broker"): each config's value
+    and source, only those not at their defaults."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
+
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 0})
+    resource = ConfigResource(kind, name)
+    (future,) = client.describe_configs([resource], request_timeout=REQUEST_TIMEOUT).values()
+    entries = future.result()
+    return {
+        key: (entry.value, ConfigSource(entry.source).name)
+        for key, entry in entries.items()
+        if entry.source != ConfigSource.DEFAULT_CONFIG.value
+    }
