@@ -15,7 +15,12 @@ from typing import Any
 
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
 from kafka_topic_operator.topics.plan import Plan
-from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
+from kafka_topic_operator.topics.spec import (
+    DesiredTopic,
+    InvalidSpec,
+    config_to_keep,
+    desired_topic,
+)
 
 PARTITION_TABLE_LIMIT = 50  # larger topics get counts only: status must stay small
 # The reasons that only Kafka's controller changes (a leader lost or regained): status moves
@@ -85,7 +90,7 @@ def ready_condition(
     if desired is not None and (
         len(found.partitions) != desired.partitions
         or found.replication_factor != desired.replication_factor
-        or dict(found.config) != dict(desired.config)
+        or dict(found.config) != config_to_keep(desired.config, found.config)
     ):
         return Condition("False", "Reconciling", waiting)
     if any(s is PartitionStatus.NEW for s in states):
