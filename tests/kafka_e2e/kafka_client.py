@@ -3,7 +3,9 @@ DescribeTopics and metadata requests answer, and configs as DescribeConfigs answ
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
+from typing import Any
 
 from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
 
@@ -40,7 +42,17 @@ def describe_topic(cluster: KafkaCluster, topic: str) -> tuple[str, dict[int, Pa
         )
         for p in description.partitions
     }
-    return str(description.topic_id), partitions
+    return kafka_uuid(description.topic_id), partitions
+
+
+def kafka_uuid(uuid: Any) -> str:
+    """A client's Uuid as Kafka writes it (Uuid.toString: URL-safe base64 without padding;
+    the client's own str() uses the standard alphabet)."""
+    raw = b"".join(
+        bits.to_bytes(8, "big", signed=True)
+        for bits in (uuid.get_most_significant_bits(), uuid.get_least_significant_bits())
+    )
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def metadata(cluster: KafkaCluster, topic: str) -> dict[int, Partition] | None:

@@ -89,6 +89,9 @@ class StatusFollower:
 
     def _fired(self, event: Any) -> None:
         """A data watch: a topic's znode or one of its partition states changed."""
+        if event.path is None:  # the session expired and kazoo dropped its watches: set anew
+            self._brokers_fired(event)
+            return
         _, found, rest = str(event.path).partition(znodes.TOPICS_PATH + "/")
         if not found:
             return
@@ -128,10 +131,17 @@ class StatusFollower:
                     self._brokers_changed |= brokers
                     self._lock.wait_for(lambda: self._stopped, RETRY)
 
+    def _watch_brokers(self) -> None:
+        """A children watch on `/brokers/ids`; while no broker ever registered (no such
+        znode, so no children watch), a watch for its creation."""
+        while self._zk.children(znodes.BROKER_IDS_PATH, watch=self._brokers_fired) is None:
+            if not self._zk.exists(znodes.BROKER_IDS_PATH, watch=self._brokers_fired):
+                return
+
     def _pass(self, topics: set[str], brokers: bool) -> None:
         since = self._zk.raw.last_zxid
         if brokers:
-            self._zk.children(znodes.BROKER_IDS_PATH, watch=self._brokers_fired)
+            self._watch_brokers()
         snapshot = read_cluster(self._zk, topics, list_topics=False)
         paths: list[str] = []
         for topic in sorted(topics):
