@@ -68,20 +68,27 @@ class Operator:
             raise
         return found
 
-    def condition(self, name: str) -> tuple[str, str, str] | None:
-        for c in ((self.get(name) or {}).get("status") or {}).get("conditions") or []:
+    def condition(
+        self, name: str, obj: dict[str, Any] | None = None
+    ) -> tuple[str, str, str] | None:
+        """The Ready condition of `obj`, else of the resource as it is now."""
+        found = obj if obj is not None else self.get(name)
+        for c in ((found or {}).get("status") or {}).get("conditions") or []:
             if c["type"] == "Ready":
                 return c["status"], c["reason"], c.get("message", "")
         return None
 
     def ready(self, name: str, timeout: float = TIMEOUT) -> dict[str, Any]:
-        """The resource once Ready for its current generation."""
+        """The resource once Ready for its current generation (one read: its status is the
+        Ready one)."""
 
         def condition() -> dict[str, Any] | None:
-            obj = self.get(name) or {}
+            obj = self.get(name)
+            if obj is None:
+                return None
             status = obj.get("status") or {}
             current = status.get("observedGeneration") == obj["metadata"]["generation"]
-            return obj if current and self.condition(name) == READY else None
+            return obj if current and self.condition(name, obj) == READY else None
 
         return eventually(condition, f"KafkaTopic {name} Ready", timeout)
 

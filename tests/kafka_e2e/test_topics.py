@@ -107,14 +107,14 @@ def test_partitions_grow_and_the_replication_factor_changes(operator: Operator) 
 
     # 1 -> 3: a reassignment that Kafka's controller carries out, keeping each leader.
     operator.patch("e2e-grow", {"replicas": 3})
-    operator.ready("e2e-grow")
+    obj = operator.ready("e2e-grow")
     assert not operator.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)  # removed by Kafka when done
+    assert obj["status"]["partitionCounts"]["underReplicated"] == 0  # done: every ISR full
     tripled = seen(operator, "e2e-grow")
     for p, partition in tripled.items():
         assert len(partition.replicas) == 3 and partition.replicas[0] == grown[p].replicas[0]
         assert partition.isr == tuple(sorted(partition.replicas))  # every replica caught up
-    obj = status_follows(operator, "e2e-grow", "e2e-grow")
-    assert obj["status"]["partitionCounts"]["underReplicated"] == 0
+    status_follows(operator, "e2e-grow", "e2e-grow")
 
     # 3 -> 2: one replica dropped from each partition.
     operator.patch("e2e-grow", {"replicas": 2})
