@@ -90,3 +90,41 @@ def describe_configs(cluster: KafkaCluster, kind: str, name: str) -> dict[str, t
         for key, entry in entries.items()
         if entry.source != ConfigSource.DEFAULT_CONFIG.value
     }
+
+
+def produce(cluster: KafkaCluster, topic: str, count: int) -> None:
+    """`count` keyed messages with acks=all (each written to every in-sync replica)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                         "partitioner": "murmur2_random", "log_level": 0})  # fmt: skip
+    failed: list[object] = []
+    for i in range(count):
+        producer.produce(topic, key=f"key-{i}", value=f"value-{i}",
+                         on_delivery=lambda err, _msg: err and failed.append(err))  # fmt: skip
+    assert producer.flush(30) == 0, "messages left undelivered"
+    assert not failed, failed
+
+
+def consume_all(cluster: KafkaCluster, topic: str, partitions: int) -> list[str]:
+    """Every message's value, read from the start of each partition to its end."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"read-{topic}",
+                         "enable.auto.commit": False, "enable.partition.eof": True,
+                         "log_level": 0})  # fmt: skip
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        values: list[str] = []
+        ended: set[int] = set()
+        while len(ended) < partitions:
+            message = consumer.poll(10)
+            assert message is not None, f"no message nor end of partition within 10 s: {ended}"
+            if message.error():
+                assert message.error().code() == -191, message.error()  # _PARTITION_EOF
+                ended.add(message.partition())
+            else:
+                values.append(message.value().decode())
+        return values
+    finally:
+        consumer.close()

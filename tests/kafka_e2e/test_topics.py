@@ -17,7 +17,15 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 
 from .conftest import Operator
-from .kafka_client import Partition, describe_configs, describe_topic, metadata, topic_names
+from .kafka_client import (
+    Partition,
+    consume_all,
+    describe_configs,
+    describe_topic,
+    metadata,
+    produce,
+    topic_names,
+)
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 
@@ -281,6 +289,7 @@ def test_a_killed_broker_moves_leaders_and_status_follows(
         states = {r["broker"]: r["state"] for r in row["replicas"]}
         assert states[1] == "OfflineReplica"
     assert obj["status"]["partitionCounts"]["underReplicated"] == 6
+    produce(broker_back, "e2e-failover", 120)  # acknowledged by the two brokers left
 
     broker_back.brokers[1].start()
     eventually(lambda: (m := metadata(broker_back, "e2e-failover"))
@@ -292,3 +301,5 @@ def test_a_killed_broker_moves_leaders_and_status_follows(
         {r["state"] for r in row["replicas"]} == {"OnlineReplica"}
         for row in obj["status"]["partitions"]
     )
+    values = consume_all(broker_back, "e2e-failover", 6)
+    assert sorted(values) == sorted(f"value-{i}" for i in range(120))
