@@ -6,6 +6,8 @@ starts again any broker it stops."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from kto_testing import Waiter, eventually
 
 from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
+from kafka_topic_operator.apache_kafka.distribution import KAFKA_VERSION, require_libs
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 
@@ -98,6 +101,35 @@ def test_created_with_racks_and_configs_as_asked(operator: Operator) -> None:
         assert (row["leader"], sorted(row["isr"])) == (p.leader, sorted(p.replicas))
         assert [r["broker"] for r in row["replicas"]] == list(p.replicas)
         assert {r["state"] for r in row["replicas"]} == {"OnlineReplica"}
+
+
+def test_kto_describe_shows_what_kafka_topics_describe_shows(operator: Operator) -> None:
+    operator.apply("e2e-described", partitions=4, replicas=2, config={"retention.ms": 7200000})
+    operator.ready("e2e-described")
+    seen(operator, "e2e-described")
+    ours = subprocess.run(
+        [sys.executable, "-m", "kafka_topic_operator.cli", "describe",
+         "--zookeeper", operator.cluster.zookeeper, "e2e-described"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    kafkas = subprocess.run(
+        ["java", "-cp", f"{require_libs(KAFKA_VERSION)}/*", "org.apache.kafka.tools.TopicCommand",
+         "--bootstrap-server", operator.cluster.bootstrap, "--describe", "--topic",
+         "e2e-described"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+
+    def topic_lines(text: str, fields: int) -> list[str]:
+        """The lines about the topic, each cut to its first `fields` tab-separated fields
+        (Kafka's tool adds ELR fields, kto describe partition states)."""
+        return [
+            "\t".join(line.split("\t")[:fields])
+            for line in text.splitlines()
+            if line.strip().startswith("Topic: e2e-described")
+        ]
+
+    assert topic_lines(ours, 6) == topic_lines(kafkas, 6)
+    assert len(topic_lines(kafkas, 6)) == 5
 
 
 def test_partitions_grow_and_the_replication_factor_changes(operator: Operator) -> None:
