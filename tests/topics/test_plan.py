@@ -20,6 +20,7 @@ from kafka_topic_operator.topics.plan import (
     Plan,
     Reason,
     Reassign,
+    adoption_differences,
     plan,
 )
 from kafka_topic_operator.topics.spec import DeletionPolicy, DesiredTopic
@@ -113,6 +114,25 @@ def test_config_changes_write_the_whole_desired_config() -> None:
     assert plan(wanted, current, brokers(0, 1, 2)).actions == (
         ChangeConfig({"retention.ms": "1000"}),
     )
+
+
+def test_reassignment_throttles_the_spec_does_not_set_are_kept_and_are_not_drift() -> None:
+    # Set by a reassignment in flight (a KafkaRebalance, kafka-reassign-partitions), which
+    # removes them itself when it is done: a config change must not lift the throttle.
+    throttles = {"leader.replication.throttled.replicas": "0:0,0:1",
+                 "follower.replication.throttled.replicas": "0:2"}  # fmt: skip
+    current = actual((0, 1), (1, 2), (2, 0), config={"retention.ms": "5", **throttles})
+    assert plan(desired(config={"retention.ms": "5"}), current, brokers(0, 1, 2)) == Plan()
+    assert plan(desired(config={"retention.ms": "9"}), current, brokers(0, 1, 2)).actions == (
+        ChangeConfig({"retention.ms": "9", **throttles}),
+    )
+    # A spec that sets one manages it like any other config.
+    wanted = desired(config={"follower.replication.throttled.replicas": "*"})
+    assert plan(wanted, current, brokers(0, 1, 2)).actions == (
+        ChangeConfig({"follower.replication.throttled.replicas": "*",
+                      "leader.replication.throttled.replicas": "0:0,0:1"}),
+    )  # fmt: skip
+    assert adoption_differences(desired(config={"retention.ms": "5"}), current) == []
 
 
 def test_growth_adds_partitions_as_kafka_topics_alter_does() -> None:

@@ -10,6 +10,7 @@ from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason
 from kafka_topic_operator.topics.status import (
     PARTITION_TABLE_LIMIT,
     Condition,
+    followed_status,
     ready_condition,
     topic_status,
     with_transition_times,
@@ -105,3 +106,42 @@ def test_transition_times_move_only_when_the_status_changes() -> None:
     broken = topic_status("t", 2, Condition("False", "PartitionsOffline", "x"), None)
     later = with_transition_times(broken, first, "2026-01-03T00:00:00Z")
     assert later["conditions"][0]["lastTransitionTime"] == "2026-01-03T00:00:00Z"
+
+
+def resource(
+    reason: str = "Created", generation: int = 3, observed: int = 3, **meta: object
+) -> dict[str, object]:
+    condition = Condition("True" if reason == "Created" else "False", reason, "x")
+    status = topic_status("t", observed, condition, snapshot(((0, 1), 0)))
+    spec = {"topicName": "t", "partitions": 1, "replicas": 2}
+    return {"metadata": {"name": "r", "generation": generation, **meta}, "spec": spec,
+            "status": status}  # fmt: skip
+
+
+def test_status_follows_the_controller_between_created_and_partitions_offline() -> None:
+    moved = snapshot(((0, 1), 1))  # broker 0 died and came back: 1 leads now
+    followed = followed_status("r", resource(), "t", moved)
+    ready = Condition("True", "Created", "The topic is as declared")
+    assert followed == topic_status("t", 3, ready, moved)
+    assert followed is not None and followed["partitions"][0]["leader"] == 1
+    offline = snapshot(((2, 1), 2), live=(0,))
+    followed = followed_status("r", resource(), "t", offline)
+    assert followed is not None
+    assert followed["conditions"][0]["reason"] == "PartitionsOffline"
+    assert followed["partitionCounts"]["offline"] == 1
+    back = followed_status("r", resource("PartitionsOffline"), "t", snapshot(((2, 1), 2)))
+    assert back is not None and back["conditions"][0]["reason"] == "Created"
+
+
+def test_status_the_reconcile_must_decide_is_left_to_it() -> None:
+    now = snapshot(((0, 1), 1))
+    assert followed_status("r", resource(generation=4), "t", now) is None  # spec changed
+    assert followed_status("r", resource("Conflict"), "t", now) is None
+    assert followed_status("r", resource("DeletionIneligible"), "t", now) is None
+    deleting = resource(deletionTimestamp="2026-01-01T00:00:00Z")
+    assert followed_status("r", deleting, "t", now) is None
+    assert followed_status("r", resource(), "other", now) is None  # not its topic
+    grown = snapshot(((0, 1), 0), ((1, 2), 1))  # partitions added by hand: drift
+    assert followed_status("r", resource(), "t", grown) is None
+    moving = snapshot(((0, 1), 0), adding=(2,))  # someone reassigns it
+    assert followed_status("r", resource(), "t", moving) is None

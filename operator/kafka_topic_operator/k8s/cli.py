@@ -235,7 +235,7 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     if args.peering is not None and priority is None:
         priority = random.SystemRandom().randint(1, 2**31 - 1)
         log.info("peering %s with priority %d", args.peering, priority)
-    handlers.RUNTIME.batcher.start()
+    handlers.RUNTIME.start()
     try:
         kopf.run(
             standalone=args.peering is None,
@@ -246,5 +246,5 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
             liveness_endpoint=args.liveness or None,
         )
     finally:
-        handlers.RUNTIME.batcher.stop()
+        handlers.RUNTIME.stop()
     return 0

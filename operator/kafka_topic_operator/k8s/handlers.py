@@ -13,7 +13,7 @@ import contextlib
 import datetime
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,16 +21,20 @@ import kopf
 
 from kafka_topic_operator.k8s import kopf_tuning, metrics
 from kafka_topic_operator.k8s.claims import list_claims
+from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
 )
+from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.batcher import ReconcileBatcher
+from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.topics.ownership import TopicClaims, claim_of, topic_of
 from kafka_topic_operator.topics.reconcile import Request
 from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
 from kafka_topic_operator.topics.status import (
     Condition,
+    followed_status,
     ready_condition,
     topic_status,
     with_transition_times,
@@ -59,9 +63,19 @@ class Runtime:
     namespaces: Sequence[str] = ()  # all when empty
     claims: TopicClaims = field(default_factory=TopicClaims)
     batcher: ReconcileBatcher = field(init=False)
+    follower: StatusFollower = field(init=False)
 
     def __post_init__(self) -> None:
         self.batcher = ReconcileBatcher(self.zk)
+        self.follower = StatusFollower(self.zk, refresh_statuses)
+
+    def start(self) -> None:
+        self.batcher.start()
+        self.follower.start()
+
+    def stop(self) -> None:
+        self.follower.stop()
+        self.batcher.stop()
 
 
 RUNTIME: Runtime | None = None
@@ -217,6 +231,8 @@ async def _reconcile(
     topic_name = step.desired.name if step.desired and step.plan.blocked is None else None
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
+    if topic_name is not None:
+        rt.follower.follow(topic_name)  # from now on status follows what Kafka's controller does
     if _set_status(patch, status, new):
         # Events for what users should see: what was done, and why nothing could be.
         if step.plan.blocked is not None:
@@ -247,16 +263,56 @@ def _set_condition(
 
 def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Patches status only when it changed (ignoring transition times); True if it did."""
+    changes = _status_changes(old, new)
+    for key, value in (changes or {}).items():
+        patch.status[key] = value
+    return changes is not None
+
+
+def _status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The merge patch from status `old` to `new` (None for a removed field), None when only
+    transition times would change."""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     stamped = with_transition_times(new, old, now)
     current = {k: v for k, v in old.items() if k != "kopf"}
     if current == stamped:
-        return False
-    for key in set(current) - set(stamped):
-        patch.status[key] = None
-    for key, value in stamped.items():
-        patch.status[key] = value
-    return True
+        return None
+    return {**{key: None for key in set(current) - set(stamped)}, **stamped}
+
+
+def refresh_statuses(snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
+    """The status follower's callback (in its thread): each topic's resource shows what
+    Kafka's controller did since its last reconcile."""
+    import kubernetes
+    from kubernetes.client.exceptions import ApiException
+
+    rt = runtime()
+    with api_client() as client:
+        api: Any = kubernetes.client.CustomObjectsApi(client)
+        for topic in topics:
+            owner = rt.claims.owner(topic)
+            if owner is None:
+                rt.follower.unfollow(topic)
+                continue
+            namespace, name = owner
+            try:
+                resource: dict[str, Any] = api.get_namespaced_custom_object(
+                    GROUP, VERSION, namespace, PLURAL, name
+                )
+                new = followed_status(name, resource, topic, snapshot)
+                changes = None if new is None else _status_changes(resource["status"], new)
+                if changes is None:
+                    continue
+                # Conditional on the version read: a reconcile that wrote meanwhile wins.
+                version = resource["metadata"]["resourceVersion"]
+                body = {"metadata": {"resourceVersion": version}, "status": changes}
+                api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL,
+                                                          name, body)  # fmt: skip
+            except ApiException as e:
+                if e.status == 409:  # written meanwhile: read it again
+                    rt.follower.refresh(topic)
+                elif e.status != 404:
+                    raise
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)

@@ -32,7 +32,7 @@ from kafka_topic_operator.kafka.errors import (
     TopicExistsException,
 )
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
-from kafka_topic_operator.topics.spec import DesiredTopic
+from kafka_topic_operator.topics.spec import DesiredTopic, config_to_keep
 
 
 class Reason(Enum):
@@ -144,8 +144,9 @@ def adoption_differences(desired: DesiredTopic, actual: ActualTopic) -> list[str
         differences.append(f"replicas {shown} (spec: {desired.replication_factor})")
     if desired.assignment is not None and dict(desired.assignment) != rows:
         differences.append("replica placement differs from replicaAssignment")
-    for key in sorted(set(actual.config) | set(desired.config)):
-        have, want = actual.config.get(key), desired.config.get(key)
+    wanted = config_to_keep(desired.config, actual.config)
+    for key in sorted(set(actual.config) | set(wanted)):
+        have, want = actual.config.get(key), wanted.get(key)
         if have != want:
             differences.append(f"config {key}={have if have is not None else '(default)'} "
                                f"(spec: {want if want is not None else '(default)'})")  # fmt: skip
@@ -190,8 +191,9 @@ def _plan_update(
             )
         )
     actions: list[Action] = []
-    if dict(actual.config) != dict(desired.config):
-        actions.append(ChangeConfig(dict(desired.config)))
+    config = config_to_keep(desired.config, actual.config)
+    if dict(actual.config) != config:
+        actions.append(ChangeConfig(config))
     reassigning = any(a.is_being_reassigned for a in actual.partitions.values())
     targets = _targets(desired, current, cluster)
     if isinstance(targets, Plan):

@@ -61,6 +61,22 @@ class DesiredTopic:
     deletion_policy: DeletionPolicy
 
 
+# Set on a topic by whoever moves its replicas (kafka-reassign-partitions, a KafkaRebalance)
+# for the time the data moves, and removed by it afterwards.
+REASSIGNMENT_THROTTLES = (
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+)
+
+
+def config_to_keep(desired: Mapping[str, str], actual: Mapping[str, str]) -> dict[str, str]:
+    """The topic config a resource wants, given the one in ZooKeeper: its spec's, plus the
+    reassignment throttles the spec does not set, which belong to the reassignment in flight
+    (dropping them would lift its throttle; reporting them would call it drift)."""
+    kept = {k: actual[k] for k in REASSIGNMENT_THROTTLES if k in actual and k not in desired}
+    return {**desired, **kept}
+
+
 class InvalidSpec(Exception):
     """The spec cannot be turned into a topic; the message says which field and why."""
 

@@ -15,9 +15,18 @@ from typing import Any
 
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
 from kafka_topic_operator.topics.plan import Plan
-from kafka_topic_operator.topics.spec import DesiredTopic
+from kafka_topic_operator.topics.spec import (
+    DesiredTopic,
+    InvalidSpec,
+    config_to_keep,
+    desired_topic,
+)
 
 PARTITION_TABLE_LIMIT = 50  # larger topics get counts only: status must stay small
+# The reasons that only Kafka's controller changes (a leader lost or regained): status moves
+# between them as the controller acts, without a reconcile. Any other reason is the
+# reconcile's or the finalizer's to set.
+FOLLOWED_REASONS = frozenset({"Created", "PartitionsOffline"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +90,7 @@ def ready_condition(
     if desired is not None and (
         len(found.partitions) != desired.partitions
         or found.replication_factor != desired.replication_factor
-        or dict(found.config) != dict(desired.config)
+        or dict(found.config) != config_to_keep(desired.config, found.config)
     ):
         return Condition("False", "Reconciling", waiting)
     if any(s is PartitionStatus.NEW for s in states):
@@ -91,6 +100,34 @@ def ready_condition(
     if offline:
         return Condition("False", "PartitionsOffline", f"{offline} partitions have no live leader")
     return Condition("True", "Created", "The topic is as declared")
+
+
+def followed_status(
+    name: str, resource: Mapping[str, Any], topic: str, snapshot: ClusterSnapshot
+) -> dict[str, Any] | None:
+    """The status of KafkaTopic `name` (the resource as read from the API) once `topic`'s znodes
+    changed, as its last reconcile would show it now; None when the reconcile must decide: the
+    spec changed since, the resource is being deleted, it does not manage `topic`, or its
+    condition is one Kafka's controller does not change."""
+    status = resource.get("status") or {}
+    meta = resource.get("metadata") or {}
+    reasons = [c.get("reason") for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+    if (
+        meta.get("deletionTimestamp")
+        or status.get("topicName") != topic
+        or status.get("observedGeneration") != meta.get("generation")
+        or not reasons
+        or reasons[0] not in FOLLOWED_REASONS
+    ):
+        return None
+    try:
+        desired = desired_topic(name, resource.get("spec") or {})
+    except InvalidSpec:
+        return None
+    condition = ready_condition(Plan(), snapshot, topic, desired)
+    if condition.reason not in FOLLOWED_REASONS:
+        return None  # the topic differs from the spec: the reconcile (drift timer) sees to it
+    return topic_status(topic, int(status["observedGeneration"]), condition, snapshot)
 
 
 def with_transition_times(
