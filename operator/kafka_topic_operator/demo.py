@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from kafka_topic_operator import devcluster
 from kafka_topic_operator.cli import main as kto
 from kafka_topic_operator.kafka.partitioner import partition_for_key
@@ -187,7 +189,12 @@ def cluster(down: bool, kafka: bool = True) -> None:
         print(f"Kafka brokers {state['bootstrap']}")
     print("\n=== KafkaTopics applied with kubectl", flush=True)
     kubectl("apply", "-f", str(ROOT / "examples"))
-    wait_for("every KafkaTopic Ready", lambda: set(ready_reasons().values()) == {"Created"})
+    # Every example, not just those that already have a status: the set of reasons alone is
+    # {"Created"} as soon as the first one is Ready.
+    examples = {yaml.safe_load(f.read_text())["metadata"]["name"]
+                for f in (ROOT / "examples").glob("*.yaml")}  # fmt: skip
+    wait_for("every KafkaTopic Ready",
+             lambda: ready_reasons() == dict.fromkeys(examples, "Created"))  # fmt: skip
     kubectl("get", "kt")
     print(f"\n=== What Kafka's znodes say\n$ kto describe --zookeeper {zookeeper}", flush=True)
     kto(["describe", "--zookeeper", zookeeper])
