@@ -3,6 +3,7 @@ differed; each test names the Kafka source it follows."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -12,6 +13,7 @@ from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.states import PartitionAndReplica, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk import broker_channel as bc
@@ -235,6 +237,40 @@ def test_a_log_dir_failure_moves_leadership_off_the_replicas_in_it(bare: Bare) -
     bare.register(0)
     bare.dispatch(ev.BrokerChange())
     assert bare.ctx.is_replica_online(0, T0)
+
+
+def test_a_replica_in_a_failed_log_dir_makes_its_topic_ineligible_for_deletion(
+    bare: Bare,
+) -> None:
+    # TopicDeletionManager.onPartitionDeletion: replicas that are not online by
+    # isReplicaOnline (a failed dir of a live broker included) are not asked to delete.
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1]})
+    bare.dispatch(ev.TopicChange())
+    bare.zk.create(znodes.log_dir_event_path(), znodes.encode_log_dir_event(0), sequence=True)
+    bare.dispatch(ev.LogDirEventNotification())
+    asked = [r for r in bare.requests(0) if isinstance(r, bc.LeaderAndIsrRequest)][-1]
+    bare.answer(
+        0,
+        bc.LeaderAndIsrResponse(
+            bc.Errors.NONE,
+            (bc.PartitionError("t", 0, bc.Errors.KAFKA_STORAGE_ERROR),),
+            correlation_id=asked.correlation_id,
+        ),
+    )
+    bare.requests(0)
+    admin.delete_topic(bare.zk, "t")
+    bare.dispatch(ev.TopicDeletion())
+    assert "t" in bare.ctx.topics_ineligible_for_deletion
+    assert (
+        bare.ctx.replica_states[PartitionAndReplica(T0, 0)]
+        is ReplicaState.REPLICA_DELETION_INELIGIBLE
+    )
+    stops = [r for r in bare.requests(0) if isinstance(r, bc.StopReplicaRequest)]
+    assert not any(p.delete_partition for r in stops for p in r.partition_states), stops
+    assert any(isinstance(r, bc.StopReplicaRequest) for r in bare.requests(1))
 
 
 def test_failover_deletes_pending_isr_change_and_log_dir_notifications(bare: Bare) -> None:
@@ -474,3 +510,126 @@ def test_a_preferred_election_request_removed_meanwhile_is_no_error(
         bare.dispatch(ev.ReplicaLeaderElection())
     assert not [r for r in caplog.records if "Error processing event" in r.getMessage()]
     assert ev.ReplicaLeaderElection() in list(bare.controller._queue.queue)
+
+
+# ---- /feature: KafkaController.enableFeatureVersioning at every failover ---------------------
+
+
+def _feature(bare: Bare) -> object:
+    node = bare.zk.get(znodes.FEATURE_PATH)
+    assert node is not None
+    return json.loads(node.data)
+
+
+def test_a_new_controller_creates_the_feature_znode_as_kafka_3_9_does(bare: Bare) -> None:
+    bare.elect()
+    assert _feature(bare) == {"version": 2, "status": 1, "features": {}}
+
+
+def test_a_disabled_feature_znode_is_enabled_and_its_features_cleared(bare: Bare) -> None:
+    bare.zk.create(
+        znodes.FEATURE_PATH,
+        b'{"version":1,"status":0,"features":{"x":{"min_version_level":1,"max_version_level":2}}}',
+    )
+    bare.elect()
+    assert _feature(bare) == {"version": 2, "status": 1, "features": {}}
+
+
+def test_an_enabled_feature_znode_keeps_its_features(bare: Bare) -> None:
+    bare.zk.create(
+        znodes.FEATURE_PATH,
+        b'{"version":1,"status":1,"features":{"x":{"min_version_level":1,"max_version_level":2}}}',
+    )
+    bare.elect()
+    assert _feature(bare) == {
+        "version": 2,
+        "status": 1,
+        "features": {"x": {"max_version_level": 2}},
+    }
+
+
+def test_an_unreadable_feature_znode_is_left_as_it_is(bare: Bare) -> None:
+    bare.zk.create(znodes.FEATURE_PATH, b"not json")
+    bare.elect()
+    node = bare.zk.get(znodes.FEATURE_PATH)
+    assert node is not None and node.data == b"not json"
+
+
+# ---- KIP-841: a broker in controlled shutdown does not join an ISR ---------------------------
+# KafkaController.processAlterPartition refuses ISRs naming a broker that is not in
+# liveBrokerIds, which excludes shutting-down brokers. Dev brokers write ISR expansions
+# themselves, so the leader skips brokers whose shutting-down mark exists.
+
+
+def test_a_broker_marked_as_shutting_down_is_not_added_to_an_isr(cluster: Cluster) -> None:
+    cluster.start_broker(0)
+    cluster.start_broker(1)
+    controller = cluster.start_controller()
+    admin.create_topic_with_assignment(cluster.zk, "t", {0: [0, 1]})
+    cluster.wait_state(T0, lambda lai: lai.isr == (0, 1))
+    cluster.stop_broker(1)
+    cluster.wait_state(T0, lambda lai: lai.isr == (0,))
+    # What broker 1 writes when its controlled shutdown begins, held by this session.
+    cluster.zk.create(bc.shutting_down_path(1), b"", ephemeral=True)
+    follower = cluster.start_broker(1)
+    eventually(lambda: T0 in follower.replica_manager.partitions, "broker 1 following t-0")
+    cluster.settle(controller)
+    state = cluster.state(T0)
+    assert state is not None and state.leader_and_isr.isr == (0,)
+    cluster.zk.delete(bc.shutting_down_path(1))
+    cluster.wait_state(T0, lambda lai: lai.isr == (0, 1), "broker 1 back in the ISR")
+
+
+# ---- the cluster-wide dynamic default of unclean.leader.election.enable ----------------------
+# DynamicLogConfig.reconfigure calls KafkaController.enableDefaultUncleanLeaderElection when the
+# default turns true; processUncleanLeaderElectionEnable elects every offline partition.
+
+
+@pytest.mark.parametrize("broker", [None, 100], ids=["cluster-wide default", "controller's broker"])
+def test_enabling_unclean_election_by_dynamic_broker_config_elects_offline_partitions(
+    bare: Bare, broker: int | None
+) -> None:
+    _offline_partition_with_live_replica_outside_the_isr(bare)
+    admin.change_broker_config(bare.zk, broker, {"unclean.leader.election.enable": "true"})
+    bare.dispatch(ev.ConfigChanges())
+    lai = bare.ctx.leadership[T0].leader_and_isr
+    assert (lai.leader, lai.isr) == (1, (1,))
+
+
+def test_another_brokers_dynamic_config_does_not_change_the_controllers_default(
+    bare: Bare,
+) -> None:
+    _offline_partition_with_live_replica_outside_the_isr(bare)
+    admin.change_broker_config(bare.zk, 7, {"unclean.leader.election.enable": "true"})
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+
+
+def test_a_broker_override_wins_over_the_cluster_wide_default(bare: Bare) -> None:
+    _offline_partition_with_live_replica_outside_the_isr(bare)
+    admin.change_broker_config(bare.zk, 100, {"unclean.leader.election.enable": "false"})
+    admin.change_broker_config(bare.zk, None, {"unclean.leader.election.enable": "true"})
+    bare.dispatch(ev.ConfigChanges())
+    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+
+
+def test_the_dynamic_default_is_read_at_failover(bare: Bare) -> None:
+    # Written before the controller started, with no notification left to process.
+    bare.zk.create(
+        znodes.config_entity_path(znodes.ConfigType.BROKER, "<default>"),
+        znodes.encode_config({"unclean.leader.election.enable": "true"}),
+        makepath=True,
+    )
+    bare.register(0)
+    bare.register(1)
+    bare.elect()
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1]})
+    bare.dispatch(ev.TopicChange())
+    bare.unregister(1)
+    bare.dispatch(ev.BrokerChange())
+    bare.unregister(0)
+    bare.dispatch(ev.BrokerChange())
+    bare.register(1)
+    bare.dispatch(ev.BrokerChange())  # back outside the ISR: elected only because unclean is on
+    lai = bare.ctx.leadership[T0].leader_and_isr
+    assert (lai.leader, lai.isr) == (1, (1,))

@@ -111,6 +111,12 @@ class DeletionManager:
                 tp: ps for tp in assignments if (ps := ctx.partition_states.get(tp)) is not None
             },
             live_brokers=frozenset(ctx.live_broker_ids),
+            offline_replicas=frozenset(
+                PartitionAndReplica(tp, broker)
+                for broker, partitions in ctx.replicas_on_offline_dirs.items()
+                for tp in partitions
+                if tp in assignments
+            ),
             queued=frozenset(ctx.topics_to_be_deleted),
             started=frozenset(ctx.topics_with_deletion_started),
             ineligible=frozenset(ctx.topics_ineligible_for_deletion),

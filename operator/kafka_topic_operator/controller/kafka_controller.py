@@ -45,16 +45,22 @@ from kafka_topic_operator.zk.client import (
     Delete,
     Fence,
     Node,
+    NodeExistsError,
     SetData,
     TransactionFailed,
     ZkClient,
     ZkCredentials,
 )
+from kafka_topic_operator.zk.znodes import ZNodeDataError
 
 log = logging.getLogger(__name__)
 
 _R = ReplicaState
 _P = PartitionState
+
+UNCLEAN_KEY = "unclean.leader.election.enable"
+BROKER_DEFAULT_ENTITY = "<default>"
+"""The entity name of cluster-wide dynamic broker configs (ZooKeeperInternals.DEFAULT_STRING)."""
 
 FAILOVER_AUTO_REBALANCE_DELAY = 5.0
 """Kafka schedules the first automatic preferred leader election 5 s after failover."""
@@ -444,6 +450,38 @@ class KafkaController:
 
     # ---- failover --------------------------------------------------------------------------------
 
+    def _enable_feature_versioning(self) -> None:
+        """KafkaController.enableFeatureVersioning (IBP 3.9: versioning supported, no default
+        finalized features in ZooKeeper mode): `/feature` created or re-enabled, written as
+        Kafka writes it, without the epoch fence. An unreadable one is left as it is."""
+        path = znodes.FEATURE_PATH
+        node = self.zk.get(path)
+        features: Mapping[str, int] = {}
+        if node is not None:
+            try:
+                existing = znodes.decode_feature(path, node.data)
+            except ZNodeDataError as e:
+                log.error("Cannot set up feature versioning: %s", e)
+                return
+            if existing.status is znodes.FeatureZNodeStatus.ENABLED:
+                features = existing.features
+            elif existing.features:
+                log.warning(
+                    "FeatureZNode at path: %s with disabled status contains non-empty features: %s",
+                    path,
+                    dict(existing.features),
+                )
+        wanted = znodes.FeatureZNodeData(
+            znodes.FEATURE_ZNODE_VERSION, znodes.FeatureZNodeStatus.ENABLED, dict(features)
+        )
+        if node is None:
+            log.info("Creating FeatureZNode at path: %s with contents: %s", path, wanted)
+            with contextlib.suppress(NodeExistsError):  # another controller just did
+                self.zk.create(path, znodes.encode_feature(wanted))
+        elif wanted != existing:
+            log.info("Updating FeatureZNode at path: %s with contents: %s", path, wanted)
+            self.zk.set(path, znodes.encode_feature(wanted))
+
     def _on_controller_failover(self) -> None:
         assert self.epoch is not None
         ctx = self.ctx
@@ -451,6 +489,8 @@ class KafkaController:
         ctx.epoch_zk_version = self.epoch.zk_version
         self.batch.reset_correlation_ids()
         started = time.monotonic()
+        self._enable_feature_versioning()
+        self.partition_sm.unclean_default = self._dynamic_unclean_default()
         for path in (bc.BROKER_CHANNELS_PATH, bc.CONTROLLED_SHUTDOWN_PATH):
             self.zk.ensure_path(path)
         self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics)
@@ -945,6 +985,12 @@ class KafkaController:
         except znodes.ZNodeDataError as e:
             log.error("error processing change notification from %s: %s", path, e)
             return
+        if change.entity_type == znodes.ConfigType.BROKER and change.entity_name in (
+            str(self.broker_id),
+            BROKER_DEFAULT_ENTITY,
+        ):
+            self._reconfigure_unclean_default()
+            return
         topic = change.entity_name
         if change.entity_type != znodes.ConfigType.TOPIC or topic is None:
             return  # no other entity's config matters to the controller
@@ -957,6 +1003,38 @@ class KafkaController:
             self.partition_sm.trigger_online_partition_state_change(
                 self.ctx.partitions_for_topic(topic)
             )
+
+    def _dynamic_unclean_default(self) -> bool:
+        """`unclean.leader.election.enable` as DynamicBrokerConfig resolves it for this broker:
+        its own dynamic override, else the cluster-wide `<default>`, else the static setting.
+        A value that is not a boolean is refused, as Kafka refuses the update: the current
+        default stays."""
+        for entity in (str(self.broker_id), BROKER_DEFAULT_ENTITY):
+            node = self.zk.get(znodes.config_entity_path(znodes.ConfigType.BROKER, entity))
+            if node is None:
+                continue
+            try:
+                value = znodes.decode_config(node.path, node.data).get(UNCLEAN_KEY)
+            except ZNodeDataError as e:
+                log.error("Cannot read dynamic broker config: %s", e)
+                continue
+            if value is None:
+                continue
+            if value.lower() not in ("true", "false"):
+                log.error("Invalid value %s for configuration %s in %s", value, UNCLEAN_KEY,
+                          node.path)  # fmt: skip
+                return self.partition_sm.unclean_default
+            return value.lower() == "true"
+        return self.config.unclean_leader_election_enable
+
+    def _reconfigure_unclean_default(self) -> None:
+        """DynamicLogConfig.reconfigure: turned on, the controller elects leaders for every
+        offline partition (processUncleanLeaderElectionEnable)."""
+        before = self.partition_sm.unclean_default
+        after = self.partition_sm.unclean_default = self._dynamic_unclean_default()
+        if after and not before and self.is_active:
+            log.info("Unclean leader election has been enabled by default")
+            self.partition_sm.trigger_online_partition_state_change()
 
     def _purge_config_changes(self, now: float, paths: list[str]) -> None:
         """purgeObsoleteNotifications. A notification is never changed, so its mtime is its

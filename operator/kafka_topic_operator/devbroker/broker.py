@@ -26,6 +26,7 @@ from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.broker_channel import (
     CONTROLLED_SHUTDOWN_PATH,
     REQUEST_PREFIX,
+    SHUTTING_DOWN_PATH,
     ControlledShutdownRequest,
     ControlledShutdownResult,
     Errors,
@@ -43,6 +44,7 @@ from kafka_topic_operator.zk.broker_channel import (
     requests_path,
     response_prefix,
     responses_path,
+    shutting_down_path,
 )
 from kafka_topic_operator.zk.client import (
     BadVersionError,
@@ -159,6 +161,7 @@ class DevBroker:
                 requests_path(self.broker_id),
                 responses_path(self.broker_id),
                 CONTROLLED_SHUTDOWN_PATH,
+                SHUTTING_DOWN_PATH,
             ):
                 self._zk.ensure_path(path)
             self.cluster_id = self._cluster_id()
@@ -184,6 +187,7 @@ class DevBroker:
             self._state = "shutting_down"
             self._write_status()
             log.info("%sStarting controlled shutdown", self._prefix)
+            self._mark_shutting_down()
             succeeded = self._controlled_shutdown()
             if not succeeded:
                 log.warning(
@@ -397,7 +401,12 @@ class DevBroker:
                 # Cleared before listing: a change during the listing sets it again.
                 self._brokers_changed = False
                 names = self._zk.children(znodes.BROKER_IDS_PATH, watch=self._on_brokers_change)
-                self._live_brokers = {int(n) for n in names or [] if n.isascii() and n.isdigit()}
+                leaving = self._zk.children(SHUTTING_DOWN_PATH, watch=self._on_brokers_change)
+                # KafkaController.processAlterPartition refuses brokers in controlled shutdown
+                # as new ISR members (KIP-841): only the others are eligible.
+                self._live_brokers = {
+                    int(n) for n in names or [] if n.isascii() and n.isdigit()
+                } - {int(n) for n in leaving or [] if n.isascii() and n.isdigit()}
                 among = None
             for expansion in manager.isr_expansions(self._live_brokers, among):
                 if self._write_isr(expansion):
@@ -483,6 +492,11 @@ class DevBroker:
         return False
 
     # ---- controlled shutdown ----------------------------------------------------------------
+
+    def _mark_shutting_down(self) -> None:
+        """Ephemeral, so it leaves with the session; a broker that comes back is eligible."""
+        with contextlib.suppress(NodeExistsError):
+            self._zk.create(shutting_down_path(self.broker_id), b"", ephemeral=True)
 
     def _controlled_shutdown(self) -> bool:
         """KafkaServer.controlledShutdown: up to `controlled.shutdown.max.retries` attempts,

@@ -95,6 +95,8 @@ class DeletionContext:
     replica_states: Mapping[PartitionAndReplica, ReplicaState] = field(default_factory=dict)
     partition_states: Mapping[TopicPartition, PartitionState] = field(default_factory=dict)
     live_brokers: frozenset[int] = frozenset()
+    # Replicas in a failed log directory of a live broker: offline too (isReplicaOnline).
+    offline_replicas: frozenset[PartitionAndReplica] = frozenset()
     queued: frozenset[str] = frozenset()
     started: frozenset[str] = frozenset()
     ineligible: frozenset[str] = frozenset()
@@ -253,14 +255,18 @@ class _Run:
         )
         self.on_partition_deletion(topics)
 
+    def _online(self, replica: PartitionAndReplica) -> bool:
+        return replica.replica in self.ctx.live_brokers and replica not in self.ctx.offline_replicas
+
     def on_partition_deletion(self, topics: list[str]) -> None:
         dead: list[PartitionAndReplica] = []
         retry: list[PartitionAndReplica] = []
         halted: list[str] = []
         for topic in topics:
             replicas = self.ctx.replicas_for_topic(topic)
-            alive = [r for r in replicas if r.replica in self.ctx.live_brokers]
-            topic_dead = [r for r in replicas if r.replica not in self.ctx.live_brokers]
+            # TopicDeletionManager.onPartitionDeletion splits by controllerContext.isReplicaOnline.
+            alive = [r for r in replicas if self._online(r)]
+            topic_dead = [r for r in replicas if not self._online(r)]
             done = set(self.ctx.replicas_in_state(topic, ReplicaState.REPLICA_DELETION_SUCCESSFUL))
             dead += topic_dead
             retry += [r for r in alive if r not in done]

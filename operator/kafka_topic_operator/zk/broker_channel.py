@@ -79,6 +79,10 @@ def _root(path: str, data: bytes | None) -> _Reader:
 KTO_PATH: Final = "/kto"
 BROKER_CHANNELS_PATH: Final = "/kto/brokers"
 CONTROLLED_SHUTDOWN_PATH: Final = "/kto/controlled_shutdown"
+SHUTTING_DOWN_PATH: Final = "/kto/shutting_down"
+"""A broker's ephemeral mark from its first controlled shutdown request until it leaves. Kafka's
+controller refuses to add such a broker to an ISR (KIP-841); dev brokers write ISR expansions
+themselves, so the leader reads the marks instead."""
 REQUEST_PREFIX: Final = "request_"
 RESPONSE_PREFIX: Final = "response_"
 
@@ -114,6 +118,10 @@ def responses_path(broker_id: int) -> str:
 def response_prefix(broker_id: int) -> str:
     """What the broker creates a persistent sequential response znode with."""
     return f"{responses_path(broker_id)}/{RESPONSE_PREFIX}"
+
+
+def shutting_down_path(broker_id: int) -> str:
+    return f"{SHUTTING_DOWN_PATH}/{broker_id}"
 
 
 def controlled_shutdown_path(broker_id: int) -> str:

@@ -937,6 +937,10 @@ def decode_cluster_id(path: str, data: bytes | None) -> str:
     return _root(path, data)["id"].string()
 
 
+FEATURE_ZNODE_VERSION: Final = 2
+"""FeatureZNode.V2: what IBP 3.3 and later write (version 1 also had min_version_level)."""
+
+
 class FeatureZNodeStatus(IntEnum):
     DISABLED = 0
     ENABLED = 1
