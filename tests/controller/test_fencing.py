@@ -8,7 +8,9 @@ it was, and the controller must resign (KafkaController.maybeResign on Controlle
 
 Every flow is chosen so that the site under test is the first write it makes: an earlier
 fenced write would stop the flow before it, and the test would then prove nothing about that
-site. `scripts/fence_mutations.py` removes each fence in turn and checks that a test here fails.
+site. The new controller writes no partition state: one it had written would carry its epoch,
+and the old controller's own epoch check would then refuse the write without the fence.
+`scripts/fence_mutations.py` removes each fence in turn and checks that a test here fails.
 """
 
 from __future__ import annotations
