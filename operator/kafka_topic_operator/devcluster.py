@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from kafka_topic_operator.apache_kafka import broker as kafka_broker
+from kafka_topic_operator.apache_kafka.broker import alive
 from kafka_topic_operator.apache_kafka.distribution import KAFKA_VERSION
 from kafka_topic_operator.zk.server import ZooKeeperServer, four_letter_word, free_port
 
@@ -79,21 +80,6 @@ def _state_file(directory: Path) -> Path:
     return directory / "state.json"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie has exited: `up` is gone, and whoever inherited it may not reap it soon.
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
 def _spawn(args: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:
     with log.open("ab") as out:
         process = subprocess.Popen(
@@ -133,7 +119,7 @@ def _http(url: str, body: Any = None) -> Any:
 
 def up(directory: Path, kubeconfig: Path, *, kafka: bool = False) -> dict[str, Any]:
     state_path = _state_file(directory)
-    if state_path.exists() and any(_alive(p) for p in json.loads(state_path.read_text())["pids"]):
+    if state_path.exists() and any(alive(p) for p in json.loads(state_path.read_text())["pids"]):
         raise DevClusterError(f"a dev cluster is already running from {directory}; "
                               "stop it with `kto dev-cluster down`")  # fmt: skip
     directory.mkdir(parents=True, exist_ok=True)
@@ -274,7 +260,7 @@ def stop_broker(directory: Path, broker: int, *, kill: bool = False) -> None:
     if "kafka" in state:
         kafka_broker.terminate(pid, kill=kill)
         return
-    if _alive(pid):
+    if alive(pid):
         os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
@@ -282,7 +268,7 @@ def stop_broker(directory: Path, broker: int, *, kill: bool = False) -> None:
 
 def start_broker(directory: Path, broker: int) -> None:
     state = _running_state(directory)
-    if _alive(state["brokers"][str(broker)]):
+    if alive(state["brokers"][str(broker)]):
         raise DevClusterError(f"broker {broker} is already running")
     if "kafka" in state:
         pid = _spawn_kafka_broker(directory, state, broker)
@@ -305,14 +291,14 @@ def _running_state(directory: Path) -> dict[str, Any]:
 
 def _stop(pids: Sequence[int]) -> None:
     for pid in reversed(pids):  # the operator first, ZooKeeper last
-        if _alive(pid):
+        if alive(pid):
             os.killpg(pid, signal.SIGTERM)
             deadline = time.monotonic() + 30
-            while _alive(pid) and time.monotonic() < deadline:
+            while alive(pid) and time.monotonic() < deadline:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, os.WNOHANG)  # reaps it when it is our child
                 time.sleep(0.1)
-            if _alive(pid):
+            if alive(pid):
                 os.killpg(pid, signal.SIGKILL)
 
 
@@ -330,7 +316,7 @@ def status(directory: Path) -> dict[str, Any] | None:
     if not state_path.exists():
         return None
     state: dict[str, Any] = json.loads(state_path.read_text())
-    state["alive"] = {str(pid): _alive(pid) for pid in state["pids"]}
+    state["alive"] = {str(pid): alive(pid) for pid in state["pids"]}
     state["controller"] = _controller(state["zookeeper"]) if state["alive"].get(
         str(state["pids"][0])) else None  # fmt: skip
     return state

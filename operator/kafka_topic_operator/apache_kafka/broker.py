@@ -225,6 +225,8 @@ def _wait_unregistered(spec: BrokerSpec) -> None:
 
 
 def alive(pid: int) -> bool:
+    """Whether the process runs: not gone, and not a zombie (it has exited, and whoever
+    inherited it may not reap it soon); our own exited children are reaped here."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
