@@ -58,8 +58,17 @@ demo: setup
 	bash scripts/fetch-k8s-binaries.sh
 	$(BIN)/python -m kafka_topic_operator.demo $(DEMO_FLAGS)
 
-bench: setup
-	$(BIN)/python bench/run.py
+# kafka-utils' kafka-cluster-manager, the small-plan anchor, in an environment of its own: its
+# pinned dependencies clash with the project's.
+KCM_VENV := .kto/bench/kafka-utils
+KCM := $(KCM_VENV)/bin/kafka-cluster-manager
+
+$(KCM):
+	$(PYTHON) -m venv $(KCM_VENV)
+	$(KCM_VENV)/bin/python -m pip install -q kafka-utils==4.1.0
+
+bench: setup $(KCM)
+	KTO_KAFKA_CLUSTER_MANAGER=$(abspath $(KCM)) $(BIN)/python bench/run.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist

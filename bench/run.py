@@ -10,6 +10,7 @@ import bench_apiserver
 import bench_assignment
 import bench_controller
 import bench_operator
+import bench_peers
 import bench_rebalance
 
 
@@ -28,6 +29,7 @@ def main() -> None:
     bench_rebalance.scale()
     bench_rebalance.scale(racks=5)
     bench_rebalance.scale_swaps()
+    bench_peers.small_plan()
 
 
 if __name__ == "__main__":
