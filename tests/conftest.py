@@ -28,16 +28,9 @@ def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKe
 @pytest.fixture
 def zk_chroot(zookeeper_server: ZooKeeperServer) -> str:
     """A connect string with a fresh chroot, so tests never see each other's znodes."""
-    from kafka_topic_operator.zk.client import ZkClient
+    from kto_testing import new_chroot
 
-    chroot = f"/test-{uuid.uuid4().hex[:12]}"
-    root = ZkClient(zookeeper_server.connect_string)
-    root.start()
-    try:
-        root.ensure_path(chroot)
-    finally:
-        root.stop()
-    return zookeeper_server.connect_string + chroot
+    return new_chroot(zookeeper_server.connect_string)
 
 
 @pytest.fixture

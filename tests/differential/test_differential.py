@@ -5,13 +5,12 @@ documented one that no longer occurs."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kto_testing import new_chroot
 
-from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.server import ZooKeeperServer
 
 from . import scenario
@@ -23,17 +22,6 @@ pytestmark = [pytest.mark.kafka, pytest.mark.differential, pytest.mark.zookeeper
 FIDELITY = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 
 Run = list[tuple[str, Tree]]
-
-
-def _chroot(server: ZooKeeperServer, name: str) -> str:
-    chroot = f"/{name}-{uuid.uuid4().hex[:8]}"
-    root = ZkClient(server.connect_string)
-    root.start()
-    try:
-        root.ensure_path(chroot)
-    finally:
-        root.stop()
-    return server.connect_string + chroot
 
 
 def _run(backend: Backend) -> Run:
@@ -48,8 +36,9 @@ def runs(
     zookeeper_server: ZooKeeperServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Run, Run]]:
     directory = Path(tmp_path_factory.mktemp("differential"))
-    kafka = _run(KafkaBackend(_chroot(zookeeper_server, "kafka"), directory / "kafka"))
-    twin = _run(TwinBackend(_chroot(zookeeper_server, "twin"), directory / "twin"))
+    connect = zookeeper_server.connect_string
+    kafka = _run(KafkaBackend(new_chroot(connect, "kafka"), directory / "kafka"))
+    twin = _run(TwinBackend(new_chroot(connect, "twin"), directory / "twin"))
     yield kafka, twin
 
 

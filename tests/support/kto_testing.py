@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -60,6 +61,18 @@ class Waiter:
             f"{path} to {'appear' if present else 'vanish'}",
             timeout,
         )
+
+
+def new_chroot(connect_string: str, prefix: str = "test") -> str:
+    """A connect string with a fresh chroot (created), so runs never see each other's znodes."""
+    chroot = f"/{prefix}-{uuid.uuid4().hex[:12]}"
+    root = ZkClient(connect_string)
+    root.start()
+    try:
+        root.ensure_path(chroot)
+    finally:
+        root.stop()
+    return connect_string + chroot
 
 
 def eventually(condition: Callable[[], T], what: str, timeout: float = DEADLINE) -> T:
