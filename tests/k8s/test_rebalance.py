@@ -138,6 +138,19 @@ def test_an_invalid_spec_is_not_ready_with_the_reason(setup: Setup) -> None:
     assert condition["message"] == "brokers 9 to add are not registered in ZooKeeper"
 
 
+def test_hard_goals_no_plan_can_keep_are_not_ready_and_nothing_is_planned(setup: Setup) -> None:
+    crowd(setup)
+    apply(setup, "drain-two", mode="remove-brokers", brokers=[1, 2])
+    done = wait_state(setup, "drain-two", "NotReady")
+    condition = done["status"]["conditions"][0]
+    assert (condition["reason"], condition["message"]) == (
+        "ProposalFailed",
+        "partition audit-0 cannot keep replication factor 2: only 1 broker remains after "
+        "removing 1, 2 (and 17 other partitions)",
+    )
+    assert "planConfigMap" not in done["status"]
+
+
 def test_adding_a_broker_moves_replicas_only_onto_it(setup: Setup) -> None:
     crowd(setup)
     before = assignment(setup)

@@ -465,6 +465,31 @@ def test_a_failed_spark_application_is_not_ready_with_its_error(cluster: Cluster
     )
 
 
+def test_a_driver_that_refused_its_input_is_not_ready_with_the_jobs_reason(
+    cluster: Cluster,
+) -> None:
+    crowd(cluster.setup)
+    apply(cluster.setup, "refused", engine=cluster.engine("sparkApplication"))
+    proposal = cluster.proposal("refused")
+    name = planner_name("refused", proposal)
+    cluster.created(APP, name)
+    # What the planning job leaves when its plan broke a hard goal; the driver then exits 2.
+    failure = {
+        "reason": "ProposalFailed",
+        "message": "the brokers to remove cannot be emptied: 3 on broker 2 would stay",
+    }
+    (cluster.work_dir / "default" / "refused" / proposal / "error.json").write_text(
+        json.dumps(failure)
+    )
+    cluster.set_status(APP, name, {
+        "applicationState": {"state": "FAILED",
+                             "errorMessage": "driver container failed with ExitCode: 2"},
+        "driverInfo": {"podName": f"{name}-driver"},
+    })  # fmt: skip
+    failed = not_ready(cluster, "refused")
+    assert (failed["reason"], failed["message"]) == ("ProposalFailed", failure["message"])
+
+
 def test_refresh_while_the_application_runs_replaces_it_with_a_new_proposals(
     cluster: Cluster,
 ) -> None:

@@ -8,7 +8,7 @@ import pytest
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.inputs import planning_input
-from kafka_topic_operator.rebalance.job import PlanningError
+from kafka_topic_operator.rebalance.job import PlanningError, ProposalFailed
 from kafka_topic_operator.rebalance.spec import rebalance_spec
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
 from kafka_topic_operator.zk.znodes import BrokerInfo
@@ -46,3 +46,16 @@ def test_disk_balance_without_sizes_or_with_some_missing_is_refused() -> None:
     assert str(error.value) == "partition sizes are missing for 1 partition (a-1)"
     # Sizes without the disk goal still tell the bytes to move.
     assert planning_input(snapshot(), rebalance_spec({}), {A0: 1, A1: 2}).sizes == {A0: 1, A1: 2}
+
+
+def test_hard_goals_no_plan_can_keep_are_refused_naming_the_removed_brokers() -> None:
+    spec = rebalance_spec({"mode": "remove-brokers", "brokers": [1, 2]})
+    with pytest.raises(ProposalFailed) as error:
+        planning_input(snapshot(), spec)
+    assert str(error.value) == (
+        "partition a-0 cannot keep replication factor 2: only 1 broker remains after removing "
+        "1, 2 (and 1 other partition)"
+    )
+    assert error.value.reason == "ProposalFailed"
+    request = planning_input(snapshot(), rebalance_spec({"mode": "remove-brokers", "brokers": [2]}))
+    assert (request.brokers, request.removed) == ((0, 1), (2,))

@@ -106,21 +106,23 @@ def test_removing_a_broker_empties_it(spark: Any, tmp_path: Path) -> None:
     assert counts[5] == 0 and spread(counts, range(5)) <= 1
 
 
-def test_a_capacity_below_the_balanced_count_is_refused() -> None:
-    with pytest.raises(job.PlanningError) as info:
-        job.check_capacity(100, 7, 14)
+def test_a_capacity_below_the_balanced_count_is_refused_before_planning(tmp_path: Path) -> None:
+    before = {TopicPartition("t", p): (p % 7,) for p in range(100)}
+    request = job.PlanningInput(before, brokers=tuple(range(7)), max_replicas_per_broker=14)
+    with pytest.raises(job.ProposalFailed) as info:
+        job.plan(None, request, tmp_path)  # refused before Spark is asked anything
     assert str(info.value) == (
-        "maxReplicasPerBroker 14 cannot be met: 100 replicas on 7 brokers need at least 15 on "
-        "some broker"
+        "the 100 replicas do not fit 7 brokers of at most 14 replicas each (maxReplicasPerBroker)"
     )
-    job.check_capacity(100, 7, 15)
-    job.check_capacity(98, 7, 14)
+    assert info.value.reason == "ProposalFailed"
+    assert not list(tmp_path.iterdir())
 
 
 def test_the_input_file_round_trips_and_bad_files_are_refused() -> None:
     request = job.PlanningInput(
         {TopicPartition("a", 0): (1, 2)}, brokers=(1, 2, 3), racks={1: "x", 2: "y", 3: "z"},
         receivers=(3,), excluded_topics="b.*", max_replicas_per_broker=4, balance_leaders=False,
+        removed=(4,),
     )  # fmt: skip
     assert job.PlanningInput.from_json(json.loads(json.dumps(request.to_json()))) == request
     with pytest.raises(job.PlanningError, match="unsupported planning input version 7"):
@@ -154,6 +156,20 @@ def test_an_unreadable_input_is_reported_in_the_directory(tmp_path: Path) -> Non
     failure = json.loads((tmp_path / "out" / job.FAILURE_FILE).read_text())
     assert failure == {"reason": "CannotPlan",
                        "message": "unsupported planning input version 7"}  # fmt: skip
+
+
+def test_hard_goals_no_plan_can_keep_are_reported_in_the_directory(tmp_path: Path) -> None:
+    request = job.PlanningInput({TopicPartition("orders", 0): (0, 1, 2)}, brokers=(0, 1),
+                                removed=(2,))  # fmt: skip
+    (tmp_path / "input.json").write_text(json.dumps(request.to_json()))
+    assert job.main(["--input", str(tmp_path / "input.json"), "--output", str(tmp_path)]) == 2
+    failure = json.loads((tmp_path / job.FAILURE_FILE).read_text())
+    assert failure == {
+        "reason": "ProposalFailed",
+        "message": "partition orders-0 cannot keep replication factor 3: only 2 brokers remain "
+        "after removing 2",
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["error.json", "input.json"]
 
 
 def test_a_crash_is_reported_in_the_directory_and_raised(
@@ -295,10 +311,9 @@ def test_a_removal_empties_the_broker_even_above_the_even_counts(
 def test_a_removal_that_cannot_empty_the_broker_is_refused(spark: Any, tmp_path: Path) -> None:
     before = {TopicPartition("keep", 0): (2, 1), TopicPartition("keep", 1): (1, 2),
               TopicPartition("move", 0): (2, 0)}  # fmt: skip
-    request = job.PlanningInput(before, brokers=(0, 1), excluded_topics="keep")
-    with pytest.raises(job.PlanningError) as error:
+    request = job.PlanningInput(before, brokers=(0, 1), excluded_topics="keep", removed=(2,))
+    with pytest.raises(job.ProposalFailed) as error:
         job.plan(spark, request, tmp_path)
     assert str(error.value) == (
-        "the brokers to remove cannot be emptied: 2 on broker 2 would stay (2 of excluded "
-        "topics, which never move)"
+        "topic keep is excluded from moves but has replicas on broker 2, which is being removed"
     )

@@ -100,6 +100,37 @@ def test_bad_flags_are_refused_with_the_reason(
     assert not (tmp_path / "plan.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--mode", "remove-brokers", "--brokers", "1,2"],
+            "partition audit-0 cannot keep replication factor 2: only 1 broker remains after "
+            "removing 1, 2 (and 17 other partitions)",
+        ),
+        (
+            ["--mode", "remove-brokers", "--brokers", "1", "--excluded-topics", "pay.*|audit"],
+            "topic audit is excluded from moves but has replicas on broker 1, which is being "
+            "removed",
+        ),
+        (
+            ["--goals", "RackAware,ReplicaCapacity", "--max-replicas-per-broker", "11"],
+            "the 36 replicas do not fit 3 brokers of at most 11 replicas each "
+            "(maxReplicasPerBroker)",
+        ),
+    ],
+)
+def test_hard_goals_no_plan_can_keep_are_refused_in_one_line_and_nothing_is_written(
+    zk: ZkClient, zk_chroot: str, dev_brokers: None, tmp_path: Path, flags: list[str], message: str
+) -> None:
+    crowded(zk)
+    work = tmp_path / "work"  # tmp_path holds the dev brokers' log directories
+    work.mkdir()
+    done = kto_plan("--zookeeper", zk_chroot, "--output", "plan.json", *flags, cwd=work)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"kto plan: {message}\n")
+    assert list(work.iterdir()) == []
+
+
 def test_a_reassignment_in_progress_is_not_planned_over(
     zk: ZkClient, zk_chroot: str, dev_brokers: None, tmp_path: Path
 ) -> None:

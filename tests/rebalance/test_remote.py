@@ -19,6 +19,7 @@ from kafka_topic_operator.rebalance.remote import (
     output_problem,
     owned_by,
     planner_for,
+    planning_refusal,
     refusal_message,
     work_dir_problem,
 )
@@ -137,11 +138,17 @@ def test_success_without_the_plan_is_a_failure_naming_the_planner_and_the_logs()
 
 
 def test_the_jobs_own_reason_is_reported_when_it_wrote_one() -> None:
-    cannot = {"reason": "CannotPlan", "message": "maxReplicasPerBroker 4 cannot be met"}
+    cannot = {"reason": "CannotPlan", "message": "brokers 9 to add are not registered"}
     assert output_problem(JOB_PLANNER, {}, "/p", set(), cannot) == (
-        "CannotPlan", "maxReplicasPerBroker 4 cannot be met"
+        "CannotPlan", "brokers 9 to add are not registered"
     )  # fmt: skip
+    infeasible = {"reason": "ProposalFailed", "message": "the 9 replicas do not fit 2 brokers"}
+    assert output_problem(APP_PLANNER, {}, "/p", set(), infeasible) == (
+        "ProposalFailed", "the 9 replicas do not fit 2 brokers"
+    )  # fmt: skip
+    assert planning_refusal(infeasible) == ("ProposalFailed", "the 9 replicas do not fit 2 brokers")
     crashed = {"reason": "PlanningFailed", "message": "MemoryError: Java heap space"}
+    assert planning_refusal(crashed) is None and planning_refusal(None) is None
     reason, message = output_problem(APP_PLANNER, {}, "/p", {"plan.json"}, crashed) or ("", "")
     assert reason == "PlanningFailed"
     assert message.startswith(

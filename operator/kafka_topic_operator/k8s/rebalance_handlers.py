@@ -397,8 +397,8 @@ def _planning_input(resource: Resource, spec: RebalanceSpec, zk: Any) -> Any:
         return None
     try:
         return planning_input(snapshot, spec, sizes)
-    except job.PlanningError as e:
-        resource.write_status(State.NOT_READY, "CannotPlan", str(e))
+    except job.PlanningError as e:  # ProposalFailed when no plan can keep the hard goals
+        resource.write_status(State.NOT_READY, e.reason, str(e))
         return None
 
 
@@ -460,7 +460,8 @@ def _propose_locally(resource: Resource, spec: RebalanceSpec, zk: Any, stopped: 
     if outcome is not None:
         if outcome != "":
             # The job's own error.json says why best (CannotPlan for a spec the cluster cannot
-            # meet), as it does for the remote engines.
+            # meet, ProposalFailed for hard goals no plan can keep), as it does for the remote
+            # engines.
             failure = _failure(directory) or {}
             resource.write_status(State.NOT_READY, str(failure.get("reason") or "PlanningFailed"),
                                   str(failure.get("message") or outcome))  # fmt: skip
@@ -492,10 +493,12 @@ def _propose_remotely(
     ended = _follow(resource, planner, generation, stopped)
     if ended is None:
         return  # stopped, refreshed, changed, or the operator is going: the loop decides
-    if isinstance(ended, str):
-        resource.write_status(State.NOT_READY, "PlanningFailed", ended)
-        return
     directory = Path(paths.output)
+    if isinstance(ended, str):
+        # A driver that refused the input exits non-zero: its error.json says why best.
+        refused = remote.planning_refusal(_failure(directory))
+        resource.write_status(State.NOT_READY, *(refused or ("PlanningFailed", ended)))
+        return
     problem = remote.output_problem(planner, ended, paths.output, _files(directory),
                                     _failure(directory))  # fmt: skip
     if problem is not None:

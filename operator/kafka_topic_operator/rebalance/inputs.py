@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance.feasibility import NOT_ALL_RACKS
 from kafka_topic_operator.rebalance.goals import SWAP_GOALS
-from kafka_topic_operator.rebalance.job import PlanningError, PlanningInput, check_sizes
+from kafka_topic_operator.rebalance.job import (
+    PlanningError,
+    PlanningInput,
+    check_hard_goals,
+    check_sizes,
+)
 from kafka_topic_operator.rebalance.spec import Goal, RebalanceMode, RebalanceSpec
 from kafka_topic_operator.snapshot import ClusterSnapshot
-
-# AdminUtils' message when some brokers have a rack and others do not.
-NOT_ALL_RACKS = "Not all brokers have rack information for replica rack aware assignment."
 
 
 def planning_input(
@@ -21,8 +24,9 @@ def planning_input(
 ) -> PlanningInput:
     """PlanningError when the cluster cannot be planned as asked: a named broker that is not
     registered, a reassignment already running, racks on only some brokers, or a partition
-    without a size while sizes are given (or none given for DiskUsageDistribution). `sizes`
-    (bytes per partition) may name more partitions than the plan covers: only its are kept."""
+    without a size while sizes are given (or none given for DiskUsageDistribution);
+    ProposalFailed, a PlanningError, when no plan can keep the hard goals. `sizes` (bytes
+    per partition) may name more partitions than the plan covers: only its are kept."""
     live = sorted(snapshot.brokers)
     named = sorted(spec.brokers or ())
     unknown = [b for b in named if b not in live]
@@ -68,8 +72,10 @@ def planning_input(
         balance_leaders=spec.balance_leaders,
         swap_goals=tuple(str(g) for g in spec.goals if g in SWAP_GOALS),
         sizes=None if sizes is None else {tp: sizes[tp] for tp in assignment if tp in sizes},
+        removed=tuple(named) if spec.mode is RebalanceMode.REMOVE_BROKERS else (),
     )
     check_sizes(request)
+    check_hard_goals(request)
     return request
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.bounds import balanced_counts
+from kafka_topic_operator.rebalance.feasibility import HardGoals, blocker
 from kafka_topic_operator.rebalance.goals import (
     DISK_USAGE_DISTRIBUTION,
     SWAP_GOALS,
@@ -60,6 +60,15 @@ GENERATE_LIMIT = 200_000
 class PlanningError(Exception):
     """The input cannot be planned; the message says why."""
 
+    reason = "CannotPlan"  # error.json's, and a KafkaRebalance's NotReady condition's
+
+
+class ProposalFailed(PlanningError):
+    """No plan keeping every hard goal: none can (`feasibility`), or the planner found none
+    (`check_drained`). Nothing is written."""
+
+    reason = "ProposalFailed"
+
 
 @dataclass(frozen=True)
 class PlanningInput:
@@ -73,6 +82,7 @@ class PlanningInput:
     # TopicReplicaDistribution and DiskUsageDistribution, in the order listed (see goals.py).
     swap_goals: tuple[str, ...] = ()
     sizes: Mapping[TopicPartition, int] | None = None  # bytes per partition, when known
+    removed: tuple[int, ...] = ()  # remove-brokers: the brokers named (for what errors say)
 
     def to_json(self) -> dict[str, Any]:
         sizes = self.sizes
@@ -86,6 +96,7 @@ class PlanningInput:
             "balanceLeaders": self.balance_leaders,
             "swapGoals": list(self.swap_goals),
             "sizesKnown": sizes is not None,
+            "removed": list(self.removed),
             "partitions": [
                 {"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
                 | ({} if sizes is None else {"sizeBytes": sizes[tp]})
@@ -125,6 +136,7 @@ class PlanningInput:
                 balance_leaders=bool(data.get("balanceLeaders", True)),
                 swap_goals=swap_goals,
                 sizes=sizes,
+                removed=tuple(int(b) for b in data.get("removed") or ()),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise PlanningError(f"malformed planning input: {e!r}") from e
@@ -137,18 +149,20 @@ class PlanningOutput:
     rounds: list[dict[str, Any]]
 
 
-def check_capacity(total: int, brokers: int, cap: int | None) -> None:
-    """ReplicaCapacity is a hard goal: balanced counts reach q + 1 when R is not a multiple of
-    n, so a cap below that cannot be met by any plan."""
-    if cap is None:
-        return
-    q, r = balanced_counts(total, brokers)
-    needed = q + (1 if r else 0)
-    if cap < needed:
-        raise PlanningError(
-            f"maxReplicasPerBroker {cap} cannot be met: {total} replicas on {brokers} brokers "
-            f"need at least {needed} on some broker"
+def check_hard_goals(request: PlanningInput) -> None:
+    """ProposalFailed, naming the first blocker, when no plan can keep every hard goal."""
+    why = blocker(
+        HardGoals(
+            request.assignment,
+            request.brokers,
+            racks=request.racks,
+            excluded_topics=request.excluded_topics,
+            max_replicas_per_broker=request.max_replicas_per_broker,
+            removed=request.removed,
         )
+    )
+    if why is not None:
+        raise ProposalFailed(why)
 
 
 def check_sizes(request: PlanningInput) -> None:
@@ -175,17 +189,8 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
     from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
     from kafka_topic_operator.rebalance.spark_swaps import bytes_per_broker
 
-    if not request.brokers:
-        raise PlanningError("no brokers may hold replicas")
-    total = sum(len(r) for r in request.assignment.values())
-    check_capacity(total, len(request.brokers), request.max_replicas_per_broker)
+    check_hard_goals(request)  # before any planning: a plan that breaks one is never written
     check_sizes(request)
-    too_wide = [tp for tp, r in request.assignment.items() if len(r) > len(request.brokers)]
-    if too_wide:
-        raise PlanningError(
-            f"{too_wide[0]} has {len(request.assignment[too_wide[0]])} replicas but only "
-            f"{len(request.brokers)} brokers may hold them"
-        )
     before = _replica_table(spark, request.assignment, request.sizes, workdir)
     counts = plan_counts(
         spark,
@@ -237,7 +242,9 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
 
 def check_drained(replicas: DataFrame, request: PlanningInput, why: str | None) -> None:
     """A broker being removed must end empty: a plan that would leave replicas on it is refused
-    rather than shown (and carried out) as if the broker could then go."""
+    rather than shown (and carried out) as if the broker could then go. Some plan could empty
+    it (`check_hard_goals` said so, unless only brokers not being added could take what it
+    holds): the planner's rounds found none."""
     from pyspark.sql import functions as F
 
     stranded = replicas.where(~F.col("broker").isin(list(request.brokers)))
@@ -247,12 +254,7 @@ def check_drained(replicas: DataFrame, request: PlanningInput, why: str | None) 
     if not left:
         return
     held = ", ".join(f"{count} on broker {broker}" for broker, count in sorted(left.items()))
-    pinned = 0
-    if request.excluded_topics:
-        pinned = stranded.where(F.col("topic").rlike(f"^(?:{request.excluded_topics})$")).count()
-    if pinned:
-        why = f"{pinned} of excluded topics, which never move"
-    raise PlanningError(
+    raise ProposalFailed(
         f"the brokers to remove cannot be emptied: {held} would stay" + (f" ({why})" if why else "")
     )
 
@@ -433,8 +435,11 @@ def launched_by_spark_submit(environ: Mapping[str, str]) -> bool:
 def _run(args: argparse.Namespace) -> int:
     try:
         request = PlanningInput.from_json(json.loads(args.input.read_text()))
-    except (OSError, json.JSONDecodeError, PlanningError) as e:
-        return _cannot_plan(args.output, str(e))
+        check_hard_goals(request)  # again in plan(), but refused before Spark starts
+    except (OSError, json.JSONDecodeError) as e:
+        return _cannot_plan(args.output, PlanningError(str(e)))
+    except PlanningError as e:
+        return _cannot_plan(args.output, e)
     from kafka_topic_operator.rebalance.spark_session import local_session, submitted_session
 
     if args.master is None and launched_by_spark_submit(os.environ):
@@ -447,7 +452,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         output = plan(spark, request, args.output, progress=_print_round)
     except PlanningError as e:
-        return _cannot_plan(args.output, str(e))
+        return _cannot_plan(args.output, e)
     finally:
         spark.stop()
     write_output(output, args.output)
@@ -457,15 +462,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cannot_plan(directory: Path, message: str) -> int:
-    print(f"planning job: {message}", file=sys.stderr)
-    write_failure(directory, "CannotPlan", message)
+def _cannot_plan(directory: Path, error: PlanningError) -> int:
+    print(f"planning job: {error}", file=sys.stderr)
+    write_failure(directory, error.reason, str(error))
     return 2
 
 
 def write_failure(directory: Path, reason: str, message: str) -> None:
-    """DIR/error.json: why the job planned nothing (reason CannotPlan for an input that cannot
-    be planned, PlanningFailed for anything else)."""
+    """DIR/error.json: why the job planned nothing (reason ProposalFailed when no plan can keep
+    the hard goals, CannotPlan for another input that cannot be planned, PlanningFailed for
+    anything else)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / FAILURE_FILE).write_text(json.dumps({"reason": reason, "message": message}))

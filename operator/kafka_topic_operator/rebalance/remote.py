@@ -20,6 +20,9 @@ from kafka_topic_operator.rebalance.spec import EngineSpec, EngineType
 # What the planning job writes (rebalance.job): the plan, or why there is none.
 OUTPUT_FILES = ("plan.json", "changes.json", "result.json")
 FAILURE_FILE = "error.json"
+# error.json's reasons for an input no plan can serve (job.PlanningError's): said as they are,
+# without the planner's logs, which add nothing.
+PLANNING_REFUSALS = frozenset({"CannotPlan", "ProposalFailed"})
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -159,6 +162,14 @@ def vanished_message(planner: Planner) -> str:
     return f"{planner} was deleted before it ended: planning again needs kto.dev/rebalance=refresh"
 
 
+def planning_refusal(failure: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """(reason, message) of an error.json saying the input cannot be planned, else None: what
+    to say even when the planner failed (a driver that refuses exits non-zero)."""
+    if failure is None or failure.get("reason") not in PLANNING_REFUSALS:
+        return None
+    return str(failure["reason"]), str(failure.get("message") or "no reason given")
+
+
 def output_problem(
     planner: Planner,
     obj: Mapping[str, Any],
@@ -169,11 +180,10 @@ def output_problem(
     """(reason, message) when a planner that reports success left no plan in `directory`
     (whose files are `present`; `failure` is the job's error.json), else None."""
     if failure is not None:
-        reason = str(failure.get("reason") or "PlanningFailed")
         message = str(failure.get("message") or "no reason given")
-        if reason == "CannotPlan":
-            return reason, message
-        return "PlanningFailed", f"{message} ({planner}; {logs_hint(planner, obj)})"
+        return planning_refusal(failure) or (
+            "PlanningFailed", f"{message} ({planner}; {logs_hint(planner, obj)})"
+        )  # fmt: skip
     missing = [f for f in OUTPUT_FILES if f not in present]
     if not missing:
         return None
