@@ -526,26 +526,20 @@ def test_a_new_controller_creates_the_feature_znode_as_kafka_3_9_does(bare: Bare
     assert _feature(bare) == {"version": 2, "status": 1, "features": {}}
 
 
-def test_a_disabled_feature_znode_is_enabled_and_its_features_cleared(bare: Bare) -> None:
+@pytest.mark.parametrize(
+    ("status", "features"),
+    [(0, {}), (1, {"x": {"max_version_level": 2}})],
+    ids=["disabled: enabled, its features cleared", "enabled: its features kept"],
+)
+def test_an_existing_feature_znode_is_rewritten_enabled_at_version_2(
+    bare: Bare, status: int, features: dict[str, object]
+) -> None:
+    levels = '{"x":{"min_version_level":1,"max_version_level":2}}'
     bare.zk.create(
-        znodes.FEATURE_PATH,
-        b'{"version":1,"status":0,"features":{"x":{"min_version_level":1,"max_version_level":2}}}',
+        znodes.FEATURE_PATH, f'{{"version":1,"status":{status},"features":{levels}}}'.encode()
     )
     bare.elect()
-    assert _feature(bare) == {"version": 2, "status": 1, "features": {}}
-
-
-def test_an_enabled_feature_znode_keeps_its_features(bare: Bare) -> None:
-    bare.zk.create(
-        znodes.FEATURE_PATH,
-        b'{"version":1,"status":1,"features":{"x":{"min_version_level":1,"max_version_level":2}}}',
-    )
-    bare.elect()
-    assert _feature(bare) == {
-        "version": 2,
-        "status": 1,
-        "features": {"x": {"max_version_level": 2}},
-    }
+    assert _feature(bare) == {"version": 2, "status": 1, "features": features}
 
 
 def test_an_unreadable_feature_znode_is_left_as_it_is(bare: Bare) -> None:
