@@ -54,7 +54,9 @@ def test_enabling_unclean_election_on_a_topic_elects_its_offline_partitions(
     assert lai.isr == (1,)
 
 
-def _offline_partition_with_live_replica_outside_the_isr(bare: Bare) -> None:
+def _broker_back_outside_the_isr(bare: Bare) -> LeaderAndIsr:
+    """t-0 on brokers 0, 1: 1 dies, then 0 (the last in the ISR), then 1 comes back; t-0's
+    leadership after that."""
     bare.register(0)
     bare.register(1)
     bare.elect()
@@ -66,7 +68,11 @@ def _offline_partition_with_live_replica_outside_the_isr(bare: Bare) -> None:
     bare.dispatch(ev.BrokerChange())
     bare.register(1)
     bare.dispatch(ev.BrokerChange())
-    assert bare.ctx.leadership[T0].leader_and_isr.leader == -1
+    return bare.ctx.leadership[T0].leader_and_isr
+
+
+def _offline_partition_with_live_replica_outside_the_isr(bare: Bare) -> None:
+    assert _broker_back_outside_the_isr(bare).leader == -1
 
 
 def test_each_config_change_notification_is_processed_once(bare: Bare) -> None:
@@ -614,16 +620,5 @@ def test_the_dynamic_default_is_read_at_failover(bare: Bare) -> None:
         znodes.encode_config({"unclean.leader.election.enable": "true"}),
         makepath=True,
     )
-    bare.register(0)
-    bare.register(1)
-    bare.elect()
-    admin.create_topic_with_assignment(bare.zk, "t", {0: [0, 1]})
-    bare.dispatch(ev.TopicChange())
-    bare.unregister(1)
-    bare.dispatch(ev.BrokerChange())
-    bare.unregister(0)
-    bare.dispatch(ev.BrokerChange())
-    bare.register(1)
-    bare.dispatch(ev.BrokerChange())  # back outside the ISR: elected only because unclean is on
-    lai = bare.ctx.leadership[T0].leader_and_isr
+    lai = _broker_back_outside_the_isr(bare)  # elected only because unclean is on
     assert (lai.leader, lai.isr) == (1, (1,))
