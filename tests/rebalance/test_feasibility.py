@@ -6,14 +6,13 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
 
+from brute_force import placements
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.feasibility import NOT_ALL_RACKS, HardGoals, blocker
-from kafka_topic_operator.rebalance.model import max_per_rack
 
 Replicas = tuple[int, ...]
 
@@ -147,14 +146,6 @@ def test_no_brokers_left() -> None:
 
 
 # -- against every assignment, on small clusters -------------------------------------------------
-
-
-def placements(rf: int, brokers: list[int], racks: Mapping[int, str]) -> Iterator[tuple[int, ...]]:
-    """Every set of `rf` brokers no rack holds more of than its share."""
-    share = max_per_rack(rf, len({racks[b] for b in brokers})) if racks else rf
-    for chosen in itertools.combinations(brokers, rf):
-        if not racks or max(Counter(racks[b] for b in chosen).values()) <= share:
-            yield chosen
 
 
 def feasible(goals: HardGoals) -> bool:
