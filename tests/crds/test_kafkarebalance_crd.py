@@ -144,6 +144,9 @@ VALID_SPECS: list[dict[str, Any]] = [
      "concurrentPartitionMovementsPerBroker": 50, "concurrentLeaderMovements": 5000,
      "replicationThrottle": 9223372036854775807,
      "engine": {"type": "local", "executors": 1, "executorMemory": "512m"}},
+    {"engine": {"master": "spark://10.0.0.7:7077"}},
+    {"engine": {"master": "local[*]", "driverMemory": "2g"}},
+    {"engine": {"master": "spark://spark-a:7077,spark-b:7077"}},
 ]  # fmt: skip
 
 
@@ -176,6 +179,8 @@ RULES: list[tuple[dict[str, Any], str, str]] = [
      "workDir is required for the kubernetes and sparkApplication engines"),
     ({"engine": {"type": "sparkApplication", "image": "spark:3.5"}}, "spec.engine",
      "workDir is required for the kubernetes and sparkApplication engines"),
+    ({"engine": {"type": "kubernetes", "workDir": "/w", "master": "local[2]"}}, "spec.engine",
+     "master is only used by the local engine"),
     ({"engine": {"volume": "plans"}}, "spec.engine",
      "volume is only mounted by the kubernetes and sparkApplication engines"),
     ({"engine": {"type": "kubernetes", "workDir": "plans", "volume": "plans"}}, "spec.engine",
@@ -236,6 +241,8 @@ def test_each_rule_rejects_its_case_in_the_crd_and_the_model(
          "than or equal to 1"),
         ({"engine": {"executorMemory": "2G"}}, "spec.engine.executorMemory in body should match"),
         ({"engine": {"driverMemory": "2048"}}, "spec.engine.driverMemory in body should match"),
+        ({"engine": {"master": "yarn"}}, "spec.engine.master in body should match"),
+        ({"engine": {"master": "local[0]"}}, "spec.engine.master in body should match"),
         ({"engine": {"serviceAccountName": "Spark_Driver"}}, "spec.engine.serviceAccountName in "
          "body should match"),
         ({"engine": {"type": "kubernetes", "workDir": "/w", "volume": "x" * 254}},

@@ -141,7 +141,7 @@ def test_sizes_spark_would_misread_are_refused(size: str) -> None:
 def test_the_local_command_runs_the_job_module_under_the_given_python() -> None:
     assert local_command("/venv/bin/python", PATHS) == [
         "/venv/bin/python", "-m", "kafka_topic_operator.rebalance.job",
-        "--input", PATHS.input, "--output", PATHS.output, "--master", "local[*]",
+        "--input", PATHS.input, "--output", PATHS.output,
     ]  # fmt: skip
     assert local_command("py", PATHS, master="local[2]", driver_memory="2Gi")[-4:] == [
         "--master", "local[2]", "--driver-memory", "2g",

@@ -5,7 +5,6 @@ log directories; bad flags refused before Spark starts."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections import Counter
@@ -239,4 +238,21 @@ def test_a_plan_balancing_bytes_from_the_log_directories(
     from kafka_topic_operator.rebalance.report import human_bytes
 
     assert f"leader moves, {human_bytes(moved)} to move, balance" in done.stdout.splitlines()[0]
-    assert re.search(r"round  0 \[[#.]+\] +\d+% [\d.,]+ (B|KiB) placed", done.stderr)  # bytes
+
+
+def test_the_progress_bar_shows_each_phase_and_bytes_for_the_disk_phase(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from kafka_topic_operator.rebalance.plan_cli import _Bar
+    from kafka_topic_operator.rebalance.spark_planner import RoundReport
+
+    bar = _Bar()
+    bar(RoundReport(0, 40, 30, 0.5))
+    bar(RoundReport(1, 10, 10, 0.25))
+    bar(RoundReport(0, 4096, 1024, 1.0, unit="bytes"))  # a new phase starts a new bar
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "round  0 [######################........]  75% 30 placed in 0.5 s",
+        "round  1 [##############################] 100% 10 placed in 0.2 s",
+        "round  0 [########......................]  25% 1.0 KiB placed in 1.0 s",
+    ]

@@ -455,7 +455,8 @@ def _propose_locally(resource: Resource, spec: RebalanceSpec, zk: Any, stopped: 
     directory = Path(paths.output)
     directory.mkdir(parents=True, exist_ok=True)
     Path(paths.input).write_text(json.dumps(request.to_json()))
-    command = engines.local_command(sys.executable, paths, driver_memory=spec.engine.driver_memory)
+    command = engines.local_command(sys.executable, paths, master=spec.engine.master,
+                                    driver_memory=spec.engine.driver_memory)  # fmt: skip
     outcome = _run_local_job(command, directory, resource, stopped)
     if outcome is not None:
         if outcome != "":

@@ -80,11 +80,13 @@ def spark_memory(size: str) -> str:
 
 
 def local_command(
-    python: str, paths: Paths, *, master: str = "local[*]", driver_memory: str | None = None
+    python: str, paths: Paths, *, master: str | None = None, driver_memory: str | None = None
 ) -> list[str]:
-    """The local engine's subprocess: the planning job under `python`, in a local Spark."""
-    command = [python, "-m", JOB_MODULE, "--input", paths.input, "--output", paths.output,
-               "--master", master]  # fmt: skip
+    """The local engine's subprocess: the planning job under `python`, with Spark at `master`
+    (by default none when the exact plan covers the request, else a local Spark)."""
+    command = [python, "-m", JOB_MODULE, "--input", paths.input, "--output", paths.output]
+    if master is not None:
+        command += ["--master", master]
     if driver_memory is not None:
         command += ["--driver-memory", spark_memory(driver_memory)]
     return command

@@ -164,6 +164,8 @@ def _choose(
     for item in items:
         key = (item.options, item.costs, item.need, item.cap)
         classes.setdefault(key, []).append(item.partition)
+    for item in items:
+        _check_alone(item, racks)
     keys = list(classes)
     if limit is not None and sum(len(k[0]) for k in keys) > limit:
         raise TooLarge(f"{sum(len(k[0]) for k in keys)} choices, above {limit}")
@@ -179,6 +181,21 @@ def _choose(
         for i, tp in enumerate(members):
             out[tp] = units[i :: len(members)]
     return out, low, high
+
+
+def _check_alone(item: _Item, racks: Mapping[int, str]) -> None:
+    """NoPlacement naming the partition when it cannot choose enough brokers even alone."""
+    room = len(item.options)
+    if racks:
+        in_rack = Counter(racks[b] for b in item.options)
+        room = sum(min(item.cap, n) for n in in_rack.values())
+    if room < item.need:
+        brokers = ", ".join(map(str, item.options)) or "none"
+        per_rack = f" with at most {item.cap} in a rack" if racks else ""
+        raise NoPlacement(
+            f"partition {item.partition} cannot place its {item.need} replicas{per_rack} on "
+            f"the brokers it may use ({brokers})"
+        )
 
 
 def _in_place(now: tuple[int, ...], picked: Collection[int]) -> tuple[int, ...]:

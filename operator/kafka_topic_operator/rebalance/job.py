@@ -184,39 +184,62 @@ def check_sizes(request: PlanningInput) -> None:
 
 def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
          progress: Any = None) -> PlanningOutput:  # fmt: skip
+    """The plan, on Spark. Replica and leader counts are planned exactly on the driver when the
+    request is small enough (`in_process`: the same plan as without Spark), else in rounds of
+    DataFrame operations; the swap goals always run on Spark."""
     from pyspark.sql import functions as F
 
+    from kafka_topic_operator.rebalance import in_process
     from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
     from kafka_topic_operator.rebalance.spark_swaps import bytes_per_broker
 
     check_hard_goals(request)  # before any planning: a plan that breaks one is never written
     check_sizes(request)
     before = _replica_table(spark, request.assignment, request.sizes, workdir)
-    counts = plan_counts(
-        spark,
-        before,
-        request.brokers,
-        racks=request.racks or None,
-        excluded=request.excluded_topics,
-        receivers=request.receivers,
-        progress=progress,
-    )
-    after = counts.replicas
-    check_drained(after, request, counts.unbalanced)
-    rounds = [{"phase": "replicas", **vars(r)} for r in counts.rounds]
-    unbalanced = [counts.unbalanced] if counts.unbalanced else []
+    counted = in_process.replica_phase(request)
+    if counted is None:
+        counts = plan_counts(
+            spark,
+            before,
+            request.brokers,
+            racks=request.racks or None,
+            excluded=request.excluded_topics,
+            receivers=request.receivers,
+            progress=progress,
+        )
+        after, why = counts.replicas, counts.unbalanced
+        rounds = [{"phase": "replicas", **vars(r)} for r in counts.rounds]
+    else:
+        if progress is not None:
+            progress(counted.report)
+        after = _replica_table(spark, counted.assignment, request.sizes, workdir, "counted")
+        why = counted.unbalanced
+        rounds = [{"phase": "replicas", **vars(counted.report)}]
+    check_drained(after, request, why)
+    unbalanced = [why] if why else []
     swapped = _swap_goals(spark, request, before, after, progress)
     after = swapped.replicas
     rounds += swapped.rounds
     unbalanced += swapped.unbalanced
     if request.balance_leaders:
-        leaders = plan_leaders(
-            spark, after, request.brokers, excluded=request.excluded_topics, progress=progress
-        )
-        after = leaders.replicas
-        rounds += [{"phase": "leaders", **vars(r)} for r in leaders.rounds]
-        if leaders.unbalanced:
-            unbalanced.append(leaders.unbalanced)
+        led = None
+        if counted is not None:
+            placed = counted.assignment if not request.swap_goals else _assignment(after)
+            led = in_process.leader_phase(request, placed)
+        if led is not None:
+            if progress is not None:
+                progress(led.report)
+            after = _replica_table(spark, led.assignment, request.sizes, workdir, "planned")
+            rounds.append({"phase": "leaders", **vars(led.report)})
+            unbalanced += [led.unbalanced] if led.unbalanced else []
+        else:
+            leaders = plan_leaders(
+                spark, after, request.brokers, excluded=request.excluded_topics, progress=progress
+            )
+            after = leaders.replicas
+            rounds += [{"phase": "leaders", **vars(r)} for r in leaders.rounds]
+            if leaders.unbalanced:
+                unbalanced.append(leaders.unbalanced)
     changes = _changes(before, after)
     sizes = _size_table(request, before)
     bytes_before = bytes_after = None
@@ -227,6 +250,17 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         _counts(before.where(F.col("position") == 0)), _counts(after.where(F.col("position") == 0)),
         bytes_before, bytes_after,
     )  # fmt: skip
+    return planning_output(request, changes, loads, rounds, unbalanced)
+
+
+def planning_output(
+    request: PlanningInput,
+    changes: list[PartitionMove],
+    loads: Loads,
+    rounds: list[dict[str, Any]],
+    unbalanced: list[str],
+) -> PlanningOutput:
+    """The output from the changes and the per-broker loads, whoever planned them."""
     result = from_counts(
         loads,
         request.racks,
@@ -332,15 +366,25 @@ def _replica_table(
     assignment: Mapping[TopicPartition, tuple[int, ...]],
     sizes: Mapping[TopicPartition, int] | None,
     workdir: Path,
+    name: str = "snapshot",
 ) -> DataFrame:
     """The snapshot as a Parquet table, read back: the planner's input at any scale. Each
     replica carries its partition's size (null when sizes are unknown)."""
     rows = [(tp.topic, tp.partition, i, b, None if sizes is None else sizes[tp])
             for tp, replicas in assignment.items() for i, b in enumerate(replicas)]  # fmt: skip
-    path = str(workdir / "snapshot.parquet")
+    path = str(workdir / f"{name}.parquet")
     schema = "topic string, partition int, position int, broker int, size long"
     spark.createDataFrame(rows, schema).write.mode("overwrite").parquet(path)
     return spark.read.parquet(path)
+
+
+def _assignment(frame: DataFrame) -> dict[TopicPartition, tuple[int, ...]]:
+    """The replica table's lists on the driver (only below the exact plan's limit)."""
+    from pyspark.sql import functions as F
+
+    ordered = F.array_sort(F.collect_list(F.struct("position", "broker")))["broker"]
+    rows = frame.groupBy("topic", "partition").agg(ordered.alias("replicas")).collect()
+    return {TopicPartition(r["topic"], r["partition"]): tuple(r["replicas"]) for r in rows}
 
 
 def _counts(frame: DataFrame) -> dict[int, int]:
@@ -412,7 +456,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--master",
         default=None,
-        help="Spark master (default: spark-submit's when it launched the job, else local[*])",
+        help="Spark master (default: spark-submit's when it launched the job; else none when "
+        "the exact plan covers the request, local[*] when not)",
     )
     parser.add_argument("--driver-memory", default=None, metavar="SIZE")
     args = parser.parse_args(argv)
@@ -440,14 +485,26 @@ def _run(args: argparse.Namespace) -> int:
         return _cannot_plan(args.output, PlanningError(str(e)))
     except PlanningError as e:
         return _cannot_plan(args.output, e)
+    from kafka_topic_operator.rebalance.in_process import plan_in_process
     from kafka_topic_operator.rebalance.spark_session import local_session, submitted_session
 
-    if args.master is None and launched_by_spark_submit(os.environ):
+    submitted = launched_by_spark_submit(os.environ)
+    if args.master is None and not submitted:  # no Spark asked for: none if none is needed
+        began = time.perf_counter()
+        try:
+            done = plan_in_process(request, progress=_print_round)
+        except PlanningError as e:
+            return _cannot_plan(args.output, e)
+        if done is not None:
+            write_output(done, args.output)
+            _print_planned(done, time.perf_counter() - began, "the driver, without Spark")
+            return 0
+    if args.master is None and submitted:
         spark = submitted_session("kto-rebalance")
     else:
         spark = local_session("kto-rebalance", master=args.master or "local[*]",
                               driver_memory=args.driver_memory)  # fmt: skip
-    master = spark.sparkContext.master
+    master = str(spark.sparkContext.master)
     began = time.perf_counter()
     try:
         output = plan(spark, request, args.output, progress=_print_round)
@@ -456,10 +513,14 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         spark.stop()
     write_output(output, args.output)
-    print(f"planned {output.result.replica_moves} replica moves and "
-          f"{output.result.leader_moves} leader moves in {time.perf_counter() - began:.1f} s "
-          f"on {master}", file=sys.stderr)  # fmt: skip
+    _print_planned(output, time.perf_counter() - began, master)
     return 0
+
+
+def _print_planned(output: PlanningOutput, seconds: float, where: str) -> None:
+    print(f"planned {output.result.replica_moves} replica moves and "
+          f"{output.result.leader_moves} leader moves in {seconds:.1f} s on {where}",
+          file=sys.stderr)  # fmt: skip
 
 
 def _cannot_plan(directory: Path, error: PlanningError) -> int:

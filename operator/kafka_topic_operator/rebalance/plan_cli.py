@@ -1,6 +1,7 @@
 """`kto plan`: a rebalance plan from the command line, with the KafkaRebalance spec's options.
 
-Reads the cluster from ZooKeeper, plans with local Spark, and writes Kafka's reassignment JSON
+Reads the cluster from ZooKeeper, plans (exactly on its own for replica and leader counts on a
+cluster of moderate size, else with Spark), and writes Kafka's reassignment JSON
 (ready for `kafka-reassign-partitions --execute`) and, when asked, the HTML report. Nothing is
 written to the cluster. Partition sizes (for the bytes to move and DiskUsageDistribution) come
 from a file (`--sizes`: the metrics file, or what `kafka-log-dirs.sh --describe` prints), brokers'
@@ -65,7 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--output", type=Path, required=True, metavar="plan.json")
     parser.add_argument("--report", type=Path, default=None, metavar="plan.html")
-    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    parser.add_argument(
+        "--master",
+        default=None,
+        help="Spark master (default: none when replica and leader counts are all the goals and "
+        "the cluster is small enough to plan them exactly, else local[*])",
+    )
     parser.add_argument("--driver-memory", default=None, metavar="SIZE")
     parser.add_argument("--timeout", type=float, default=15.0, help="connect timeout (s)")
     add_zookeeper_auth_arguments(parser, acl=False)
@@ -140,6 +146,7 @@ def read_sizes(
 
 def _plan(args: argparse.Namespace, request: Any) -> int:
     from kafka_topic_operator.rebalance import job
+    from kafka_topic_operator.rebalance.in_process import plan_in_process
     from kafka_topic_operator.rebalance.report import render_html
     from kafka_topic_operator.rebalance.result import reassignment_json
     from kafka_topic_operator.rebalance.spark_session import local_session
@@ -147,12 +154,17 @@ def _plan(args: argparse.Namespace, request: Any) -> int:
     replicas = sum(len(r) for r in request.assignment.values())
     print(f"planning {len(request.assignment)} partitions ({replicas} replicas) over "
           f"{len(request.brokers)} brokers", file=sys.stderr)  # fmt: skip
-    spark = local_session("kto-plan", master=args.master, driver_memory=args.driver_memory)
-    try:
-        with tempfile.TemporaryDirectory(prefix="kto-plan-") as workdir:
-            output = job.plan(spark, request, Path(workdir), progress=_Bar())
-    finally:
-        spark.stop()
+    output = None
+    if args.master is None:
+        output = plan_in_process(request, progress=_Bar())
+    if output is None:
+        spark = local_session("kto-plan", master=args.master or "local[*]",
+                              driver_memory=args.driver_memory)  # fmt: skip
+        try:
+            with tempfile.TemporaryDirectory(prefix="kto-plan-") as workdir:
+                output = job.plan(spark, request, Path(workdir), progress=_Bar())
+        finally:
+            spark.stop()
     args.output.write_text(reassignment_json(output.changes) + "\n")
     result = output.result
     data = ""

@@ -38,6 +38,7 @@ NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)
 
 # What a ConfigMap's data keys may be.
 KEY_PATTERN = r"^[-._a-zA-Z0-9]+$"
+MASTER_PATTERN = r"^(local(\[([1-9][0-9]*|\*)\])?|spark://[^\s/]+(,[^\s/]+)*)$"
 
 Count = Annotated[StrictInt, Field(ge=1, le=INT32_MAX)]
 BrokerId = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
@@ -103,6 +104,9 @@ class EngineSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)  # only the CRD's names
 
     type: EngineType = EngineType.LOCAL
+    # The local engine's Spark: local[N] or a standalone master (spark://host:port); absent,
+    # none when the exact plan covers the request, else local[*].
+    master: Annotated[StrictStr, Field(pattern=MASTER_PATTERN)] | None = None
     image: StrictStr | None = Field(default=None, min_length=1)
     executors: Count | None = None
     executor_cores: Count | None = Field(default=None, alias="executorCores")
@@ -117,6 +121,8 @@ class EngineSpec(BaseModel):
         broken = []
         if self.type != EngineType.LOCAL and self.work_dir is None:
             broken.append("workDir is required for the kubernetes and sparkApplication engines")
+        if self.master is not None and self.type != EngineType.LOCAL:
+            broken.append("master is only used by the local engine")
         if self.volume is not None and self.type == EngineType.LOCAL:
             broken.append("volume is only mounted by the kubernetes and sparkApplication engines")
         if self.volume is not None and self.work_dir is not None and self.work_dir[:1] != "/":

@@ -1,0 +1,159 @@
+"""The count goals planned exactly on the driver (`exact`), and whole plans without Spark.
+
+Replica counts (ReplicaDistribution) and leader counts (LeaderDistribution) need only the
+assignment, which the driver holds anyway: below `exact.EXACT_LIMIT` both are planned exactly
+here, by the Spark job and by `plan_in_process` alike, so a plan is the same whichever runs it.
+`plan_in_process` plans without starting Spark (about a second for thousands of replicas, where
+starting Spark alone takes several): it takes a request with no swap goals (those run on Spark
+at any size) whose choices fit the limit, and answers None for any other.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance import exact
+from kafka_topic_operator.rebalance.bounds import off_targets
+from kafka_topic_operator.rebalance.model import Assignment
+from kafka_topic_operator.rebalance.result import Loads, PartitionMove, broker_bytes
+from kafka_topic_operator.rebalance.spark_planner import RoundReport
+
+if TYPE_CHECKING:
+    from kafka_topic_operator.rebalance.job import PlanningInput, PlanningOutput
+
+Placement = dict[TopicPartition, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Phase:
+    assignment: Placement
+    report: RoundReport
+    unbalanced: str | None
+
+
+def fixed_partitions(request: PlanningInput) -> frozenset[TopicPartition]:
+    """The partitions of excluded topics (the whole name matches, as Cruise Control's)."""
+    if not request.excluded_topics:
+        return frozenset()
+    pattern = re.compile(request.excluded_topics)
+    return frozenset(tp for tp in request.assignment if pattern.fullmatch(tp.topic))
+
+
+def replica_phase(request: PlanningInput) -> Phase | None:
+    """ReplicaDistribution, exactly; None when the request is too large for it."""
+    began = time.perf_counter()
+    try:
+        planned = exact.balance_replicas(
+            request.assignment,
+            request.brokers,
+            racks=request.racks,
+            fixed=fixed_partitions(request),
+            receivers=request.receivers,
+            max_replicas_per_broker=request.max_replicas_per_broker,
+            limit=exact.EXACT_LIMIT,
+        )
+    except exact.TooLarge:
+        return None
+    except exact.NoPlacement as e:  # the feasibility check passed: it is the mode's rule
+        raise _refused(request, str(e)) from None
+    counts = Counter(b for replicas in request.assignment.values() for b in replicas)
+    surplus, _ = off_targets(counts, request.brokers)
+    moved = sum(len(set(planned.assignment[tp]) - set(r)) for tp, r in request.assignment.items())
+    why = None
+    if planned.high - planned.low > 1:
+        why = (f"replica counts range from {planned.low} to {planned.high}: the hard goals allow "
+               "no closer balance")  # fmt: skip
+    report = RoundReport(0, sum(surplus.values()), moved, time.perf_counter() - began)
+    return Phase(planned.assignment, report, why)
+
+
+def _refused(request: PlanningInput, why: str) -> Exception:
+    from kafka_topic_operator.rebalance.job import ProposalFailed
+
+    if request.receivers is not None:
+        takers = ", ".join(map(str, request.receivers))
+        why += f": only the brokers being added ({takers}) may take replicas"
+    return ProposalFailed(why)
+
+
+def leader_phase(request: PlanningInput, assignment: Assignment) -> Phase | None:
+    """LeaderDistribution, exactly, on `assignment` (the replicas already placed); None when
+    the request is too large for it."""
+    began = time.perf_counter()
+    try:
+        planned = exact.balance_leaders(
+            request.assignment,
+            assignment,
+            request.brokers,
+            fixed=fixed_partitions(request),
+            limit=exact.EXACT_LIMIT,
+        )
+    except exact.TooLarge:
+        return None
+    leaders = Counter(r[0] for r in assignment.values() if r)
+    excess, _ = off_targets(leaders, request.brokers)
+    changed = sum(1 for tp, r in planned.assignment.items() if r[:1] != assignment[tp][:1])
+    why = None
+    if planned.high - planned.low > 1:
+        why = (f"leader counts range from {planned.low} to {planned.high}: the partitions' "
+               "replicas allow no closer balance")  # fmt: skip
+    report = RoundReport(0, sum(excess.values()), changed, time.perf_counter() - began)
+    return Phase(planned.assignment, report, why)
+
+
+def plan_in_process(request: PlanningInput, progress: Any = None) -> PlanningOutput | None:
+    """The whole plan without Spark, or None when the request needs
+    Spark: it has swap goals, or more choices than the exact plan takes."""
+    from kafka_topic_operator.rebalance import job
+
+    if request.swap_goals:
+        return None
+    job.check_hard_goals(request)
+    job.check_sizes(request)
+    counted = replica_phase(request)
+    if counted is None:
+        return None
+    phases = [("replicas", counted)]
+    if request.balance_leaders:
+        led = leader_phase(request, counted.assignment)
+        if led is None:
+            return None
+        phases.append(("leaders", led))
+    if progress is not None:
+        for _, phase in phases:
+            progress(phase.report)
+    after = phases[-1][1].assignment
+    changes = sorted(
+        PartitionMove(tp, before, after[tp])
+        for tp, before in request.assignment.items()
+        if after[tp] != before
+    )
+    return job.planning_output(
+        request,
+        changes,
+        loads(request.assignment, after, request.sizes),
+        rounds=[{"phase": name, **vars(phase.report)} for name, phase in phases],
+        unbalanced=[phase.unbalanced for _, phase in phases if phase.unbalanced],
+    )
+
+
+def loads(
+    before: Assignment, after: Assignment, sizes: Mapping[TopicPartition, int] | None
+) -> Loads:
+    def replicas(a: Assignment) -> dict[int, int]:
+        return dict(Counter(b for r in a.values() for b in r))
+
+    def leaders(a: Assignment) -> dict[int, int]:
+        return dict(Counter(r[0] for r in a.values() if r))
+
+    return Loads(
+        replicas(before), replicas(after), leaders(before), leaders(after),
+        None if sizes is None else broker_bytes(before, sizes),
+        None if sizes is None else broker_bytes(after, sizes),
+    )  # fmt: skip

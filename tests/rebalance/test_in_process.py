@@ -1,0 +1,101 @@
+"""Plans without Spark: on random clusters the same plan and result as the Spark job's, and
+above the exact plan's limit the Spark job's rounds take over (and the in-process plan
+declines)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.rebalance import exact, job
+from kafka_topic_operator.rebalance.bounds import spread
+from kafka_topic_operator.rebalance.in_process import plan_in_process
+from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.samples import grown_cluster
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+
+def random_request(seed: int) -> job.PlanningInput:
+    """A grown cluster, with racks or not, perhaps a drain, excluded topics or add-brokers."""
+    rng = random.Random(seed)
+    old, new = rng.randint(3, 7), rng.randint(0, 3)
+    model = grown_cluster(seed, old, new, topics=(2, 6), partitions=(1, 10))[0]
+    brokers = tuple(range(old + new))
+    racks = {b: "abc"[b % 3] for b in brokers} if rng.random() < 0.5 else {}
+    kind = rng.choice(["full", "drain", "excluded", "add"])
+    assignment = dict(model.assignment)  # with racks, some partitions crowd one to begin with
+    request = job.PlanningInput(assignment, brokers, racks=racks)
+    if kind == "drain":
+        gone = rng.choice(brokers[:old])
+        request = job.PlanningInput(assignment, tuple(b for b in brokers if b != gone), racks,
+                                    removed=(gone,))  # fmt: skip
+    elif kind == "excluded":
+        topic = sorted({tp.topic for tp in assignment})[0]
+        request = job.PlanningInput(assignment, brokers, racks, excluded_topics=topic)
+    elif kind == "add" and new:
+        request = job.PlanningInput(assignment, brokers, racks, receivers=brokers[old:])
+    return request
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("seed", range(16))
+def test_the_plan_without_spark_is_the_spark_jobs(spark: Any, tmp_path: Path, seed: int) -> None:
+    request = random_request(seed)
+    try:
+        alone = plan_in_process(request)
+    except job.ProposalFailed as refused:  # an impossible drain: refused alike
+        with pytest.raises(job.ProposalFailed) as on_spark_too:
+            job.plan(spark, request, tmp_path)
+        assert str(on_spark_too.value) == str(refused)
+        return
+    assert alone is not None
+    on_spark = job.plan(spark, request, tmp_path)
+    assert alone.changes == on_spark.changes
+    assert alone.result == on_spark.result
+    after = dict(request.assignment)
+    after.update({c.partition: c.after for c in alone.changes})
+    if not alone.result.unbalanced:
+        assert spread(ClusterModel(after).replica_counts(), request.brokers) <= 1
+
+
+@pytest.mark.spark
+def test_above_the_limit_the_spark_rounds_plan_and_the_driver_declines(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = grown_cluster(3, 5, 2, topics=(2, 6), partitions=(1, 10))[0]
+    request = job.PlanningInput(dict(model.assignment), tuple(range(7)))
+    monkeypatch.setattr(exact, "EXACT_LIMIT", 10)
+    assert plan_in_process(request) is None
+    output = job.plan(spark, request, tmp_path)
+    assert output.rounds and output.rounds[0]["phase"] == "replicas"
+    assert output.result.replica_moves == output.result.replica_lower_bound
+
+
+def test_swap_goals_always_go_to_spark() -> None:
+    assignment = {TopicPartition("t", p): (0, 1) for p in range(4)}
+    request = job.PlanningInput(assignment, (0, 1, 2), swap_goals=("TopicReplicaDistribution",))
+    assert plan_in_process(request) is None
+
+
+def test_an_impossible_request_is_refused_without_spark() -> None:
+    request = job.PlanningInput({TopicPartition("t", 0): (0, 1, 2)}, (0, 1), removed=(2,))
+    with pytest.raises(job.ProposalFailed, match="cannot keep replication factor 3"):
+        plan_in_process(request)
+    # A broker added to rack a cannot fix a partition crowding rack a: only it takes replicas.
+    racks = {0: "a", 1: "a", 2: "b", 3: "a"}
+    crowded = job.PlanningInput({TopicPartition("t", 0): (0, 1), TopicPartition("t", 1): (1, 2)},
+                                (0, 1, 2, 3), racks, receivers=(3,))  # fmt: skip
+    with pytest.raises(job.ProposalFailed) as refused:
+        plan_in_process(crowded)
+    assert str(refused.value) == (
+        "partition t-0 cannot place its 2 replicas with at most 1 in a rack on the brokers it "
+        "may use (0, 1, 3): only the brokers being added (3) may take replicas"
+    )
