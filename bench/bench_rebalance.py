@@ -27,6 +27,7 @@ evens out, and in how long.
 
 from __future__ import annotations
 
+import resource
 import statistics
 import time
 from typing import Any
@@ -224,19 +225,17 @@ def _grown_table(spark: Any, partitions: int, old: int, racks: int) -> Any:
     )
 
 
-def scale_swaps(partitions: int = 933_334, old: int = 180, new: int = 35, rounds: int = 3) -> None:
-    """The swap goals after one count balance of the scale cluster: DiskUsageDistribution to
-    the end, TopicReplicaDistribution for its first `rounds` rounds."""
+def scale_swaps(partitions: int = 933_334, old: int = 180, new: int = 35) -> None:
+    """The swap goals after one count balance of the scale cluster, each to the end:
+    DiskUsageDistribution on Spark, TopicReplicaDistribution on the driver (the replica lists
+    collected there first, as the job holds them)."""
     from pyspark.sql import functions as F
 
     from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE
     from kafka_topic_operator.rebalance.spark_planner import plan_counts
     from kafka_topic_operator.rebalance.spark_session import local_session
-    from kafka_topic_operator.rebalance.spark_swaps import (
-        bytes_per_broker,
-        plan_disk_usage,
-        plan_topic_spread,
-    )
+    from kafka_topic_operator.rebalance.spark_swaps import bytes_per_broker, plan_disk_usage
+    from kafka_topic_operator.rebalance.topic_spread import spread_topics
 
     spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
     try:
@@ -266,22 +265,43 @@ def scale_swaps(partitions: int = 933_334, old: int = 180, new: int = 35, rounds
         worst = [
             _worst_bytes(bytes_per_broker(t, sizes), brokers) for t in (counted, disk.replicas)
         ]
-        topics = plan_topic_spread(spark, counted, brokers, max_rounds=rounds)
+        placed = _lists(counted)
     finally:
         spark.stop()
+    began = time.perf_counter()
+    topics = spread_topics(placed, brokers)
+    topic_seconds = time.perf_counter() - began
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB to GiB
     print(
         f"rebalance scale, DiskUsageDistribution after the count balance on the same "
         f"{partitions * 3:,} replicas with skewed log-normal sizes: {seconds:.1f} s (rounds: "
         f"{'; '.join(disk_rounds) or 'none'}), the worst broker {worst[0]:.0%} off the mean bytes "
         f"before, {worst[1]:.1%} after (band {DISK_TOLERANCE:.0%}); {disk.unbalanced or 'balanced'}"
     )
-    steps = "; ".join(
-        f"{r.moved:,} swaps for {r.surplus:,} off in {r.seconds:.1f} s" for r in topics.rounds
-    )
     print(
-        f"rebalance scale, TopicReplicaDistribution's first {rounds} rounds after the same count "
-        f"balance (topic replicas off their bands, swaps accepted): {steps}"
+        f"rebalance scale, TopicReplicaDistribution after the same count balance, on the "
+        f"driver: topic replicas off their bands {topics.report.surplus:,} -> "
+        f"{_off_topics(topics.assignment, brokers):,} by {topics.swaps:,} swaps in "
+        f"{topic_seconds:.1f} s, the bench process at most {peak:.1f} GiB "
+        f"(target: under 5 minutes, under 8 GB); {topics.unbalanced or 'every topic in its band'}"
     )
+
+
+def _lists(frame: Any) -> dict[Any, tuple[int, ...]]:
+    """The replica table's lists on the driver."""
+    from pyspark.sql import functions as F
+
+    from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+    ordered = F.array_sort(F.collect_list(F.struct("position", "broker")))["broker"]
+    rows = frame.groupBy("topic", "partition").agg(ordered.alias("r")).toLocalIterator()
+    return {TopicPartition(row[0], row[1]): tuple(row[2]) for row in rows}
+
+
+def _off_topics(assignment: dict[Any, tuple[int, ...]], brokers: tuple[int, ...]) -> int:
+    from kafka_topic_operator.rebalance.goals import topic_band
+
+    return _off_bands(assignment, brokers, topic_band)
 
 
 def _worst_bytes(held: dict[int, int], brokers: tuple[int, ...]) -> float:

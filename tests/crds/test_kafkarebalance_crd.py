@@ -292,7 +292,9 @@ def test_the_status_schema_keeps_what_the_operator_writes_and_only_that(
         data_to_move_bytes=2**40,
         generate_replica_moves=9,
         unbalanced=("leader counts spread by more than one",),
+        drain_moves=2,
     )
+    assert result.to_status()["drainReplicaMoves"] == 2
     status = {
         "observedGeneration": 1,
         "conditions": [{"type": "Rebalancing", "status": "True", "reason": "Executing",

@@ -1,7 +1,7 @@
-"""A KafkaRebalance draining a broker of a real Kafka 3.9 cluster: planned by local Spark,
-approved, and carried out by Kafka's own controller from the operator's reassignments, with
-replication throttles set while data moves and removed afterwards. A cluster of its own, since
-every replica leaves broker 2."""
+"""A KafkaRebalance draining a broker of a real Kafka 3.9 cluster: planned by the local engine
+(exactly, without starting Spark), approved, and carried out by Kafka's own controller from the
+operator's reassignments, with replication throttles set while data moves and removed
+afterwards. A cluster of its own, since every replica leaves broker 2."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from .conftest import GROUP, REBALANCES, VERSION, Operator, operating
 from .kafka_client import describe_configs, metadata
 from .test_topics import status_partitions
 
-pytestmark = [pytest.mark.kafka, pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 
 TOPICS = ("drain-orders", "drain-payments", "drain-audit")
 THROTTLES = {
@@ -80,7 +80,9 @@ def test_a_broker_drained_by_kafkas_controller(operator: Operator) -> None:
     proposal = wait_state(operator, "drain-2", "ProposalReady", timeout=180)
     result = proposal["status"]["optimizationResult"]
     moving = sum(1 for m in before.values() for p in m.values() if 2 in p.replicas)
-    assert result["replicaMoves"] == moving
+    assert result["replicaMoves"] == result["drainReplicaMoves"] == moving
+    ready = [c for c in proposal["status"]["conditions"] if c["type"] == "ProposalReady"]
+    assert f"({moving} off the brokers being removed, 0 to balance)" in ready[0]["message"]
     assert {b["broker"]: b["replicasAfter"] for b in result["brokers"]}[2] == 0
 
     patch = {"metadata": {"annotations": {"kto.dev/rebalance": "approve"}}}

@@ -1,9 +1,10 @@
-"""Plans without Spark: on random clusters the same plan and result as the Spark job's, and
-above the exact plan's limit the Spark job's rounds take over (and the in-process plan
-declines)."""
+"""Plans without Spark: on random clusters (TopicReplicaDistribution too) the same plan and
+result as the Spark job's, and above the exact plan's limit the Spark job's rounds take over
+(and the in-process plan declines)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from kafka_topic_operator.rebalance import exact, job
 from kafka_topic_operator.rebalance.bounds import spread
 from kafka_topic_operator.rebalance.in_process import plan_in_process
 from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.plan_cli import drain_text
 from kafka_topic_operator.rebalance.samples import grown_cluster
 
 pytestmark = [
@@ -24,7 +26,8 @@ pytestmark = [
 
 
 def random_request(seed: int) -> job.PlanningInput:
-    """A grown cluster, with racks or not, perhaps a drain, excluded topics or add-brokers."""
+    """A grown cluster, with racks or not, perhaps a drain, excluded topics or add-brokers,
+    perhaps TopicReplicaDistribution."""
     rng = random.Random(seed)
     old, new = rng.randint(3, 7), rng.randint(0, 3)
     model = grown_cluster(seed, old, new, topics=(2, 6), partitions=(1, 10))[0]
@@ -42,6 +45,8 @@ def random_request(seed: int) -> job.PlanningInput:
         request = job.PlanningInput(assignment, brokers, racks, excluded_topics=topic)
     elif kind == "add" and new:
         request = job.PlanningInput(assignment, brokers, racks, receivers=brokers[old:])
+    if rng.random() < 0.5:
+        request = dataclasses.replace(request, swap_goals=("TopicReplicaDistribution",))
     return request
 
 
@@ -79,10 +84,15 @@ def test_above_the_limit_the_spark_rounds_plan_and_the_driver_declines(
     assert output.result.replica_moves == output.result.replica_lower_bound
 
 
-def test_swap_goals_always_go_to_spark() -> None:
+def test_disk_balance_always_goes_to_spark() -> None:
     assignment = {TopicPartition("t", p): (0, 1) for p in range(4)}
-    request = job.PlanningInput(assignment, (0, 1, 2), swap_goals=("TopicReplicaDistribution",))
-    assert plan_in_process(request) is None
+    sizes = dict.fromkeys(assignment, 100)
+    for goals in [
+        ("DiskUsageDistribution",),
+        ("TopicReplicaDistribution", "DiskUsageDistribution"),
+    ]:
+        request = job.PlanningInput(assignment, (0, 1, 2), swap_goals=goals, sizes=sizes)
+        assert plan_in_process(request) is None
 
 
 def test_an_impossible_request_is_refused_without_spark() -> None:
@@ -99,3 +109,23 @@ def test_an_impossible_request_is_refused_without_spark() -> None:
         "partition t-0 cannot place its 2 replicas with at most 1 in a rack on the brokers it "
         "may use (0, 1, 3): only the brokers being added (3) may take replicas"
     )
+
+
+def test_a_drain_reports_its_moves_apart_from_those_balance_needs() -> None:
+    # Broker 3 goes; brokers 0, 1 and 2 stay, broker 0 crowded: 10 replicas end 4, 3, 3.
+    on = {0: 6, 1: 1, 2: 1, 3: 2}
+    held = [b for b, n in on.items() for _ in range(n)]
+    assignment = {TopicPartition("t", p): (b,) for p, b in enumerate(held)}
+    request = job.PlanningInput(assignment, (0, 1, 2), removed=(3,))
+    output = plan_in_process(request)
+    assert output is not None
+    result = output.result
+    assert (result.replica_moves, result.drain_moves) == (4, 2)
+    assert result.to_status()["drainReplicaMoves"] == 2
+    assert drain_text(result) == " (2 off the brokers being removed, 2 to balance)"
+    full = plan_in_process(job.PlanningInput(assignment, (0, 1, 2, 3)))
+    assert full is not None
+    assert full.result.drain_moves == 0
+    assert "drainReplicaMoves" not in full.result.to_status()
+    # As the README gives it.
+    assert (result.replica_lower_bound, result.leader_moves) == (4, 4)

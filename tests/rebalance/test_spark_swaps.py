@@ -1,6 +1,7 @@
-"""The Spark swap goals on the shared local session: their guarantees on random small clusters
-(hypothesis, few examples: each costs Spark rounds), determinism, and how well they do on grown
-clusters beside the reference planner."""
+"""DiskUsageDistribution on Spark, on the shared local session, in turn with
+TopicReplicaDistribution (on the driver) as the job runs them: their guarantees on random small
+clusters (hypothesis, few examples: each costs Spark rounds), determinism, and how well they do
+on grown clusters beside the reference planner."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as T
 from kafka_topic_operator.rebalance.model import ClusterModel
 from kafka_topic_operator.rebalance.reference_planner import PlanRequest, plan
 from kafka_topic_operator.rebalance.spark_planner import plan_counts
-from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage, plan_topic_spread
+from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage
+from kafka_topic_operator.rebalance.topic_spread import spread_topics
 
 pytestmark = [
     pytest.mark.spark,
@@ -56,12 +58,18 @@ def swapped(
     out = []
     for i, goal in enumerate(goals):
         if goal == TOPICS:
-            guard = size_table if DISK in goals[:i] else None
-            done = plan_topic_spread(spark, frame, brokers, racks=racks, excluded=excluded,
-                                     sizes=guard)  # fmt: skip
-        else:
-            done = plan_disk_usage(spark, frame, brokers, size_table, racks=racks,
-                                   excluded=excluded, guard_topics=TOPICS in goals[:i])  # fmt: skip
+            fixed = frozenset(
+                tp
+                for tp in model.assignment
+                if excluded is not None and re.fullmatch(excluded, tp.topic)
+            )
+            spread = spread_topics(from_frame(frame), brokers, racks=racks, fixed=fixed,
+                                   sizes=sizes if DISK in goals[:i] else None)  # fmt: skip
+            out.append((to_frame(spark, spread.assignment), spread.unbalanced))
+            frame = out[-1][0]
+            continue
+        done = plan_disk_usage(spark, frame, brokers, size_table, racks=racks,
+                               excluded=excluded, guard_topics=TOPICS in goals[:i])  # fmt: skip
         frame = done.replicas
         out.append((frame, done.unbalanced))
     return out
@@ -137,20 +145,6 @@ def test_on_grown_clusters_spark_meets_both_goals_about_as_cheaply_as_the_refere
     reference = plan(PlanRequest(ClusterModel(counted), brokers, swap_goals=goals, sizes=sizes))
     ours = sum(len(set(after[tp]) - set(counted[tp])) for tp in after)
     assert ours <= 1.5 * reference.replica_moves + 4
-
-
-def test_swaps_accepted_together_never_push_a_topic_out_of_its_band(spark: Any) -> None:
-    # Broker 0 holds both replicas of t1 and of t2 (bands 1-1), broker 1 three of u's four
-    # (band 2-2). In one round t1 and t2 would each swap with a replica of u, and u would swap
-    # with t1, which would take u to 3 on broker 0: only one swap bringing u may go.
-    tp = TopicPartition
-    on_0 = [tp("t1", 0), tp("t1", 1), tp("t2", 0), tp("t2", 1), tp("u", 3)]
-    assignment = {p: (0,) for p in on_0} | {tp("u", p): (1,) for p in range(3)}
-    done = plan_topic_spread(spark, to_frame(spark, assignment), (0, 1), max_rounds=1)
-    after = from_frame(done.replicas)
-    assert no_further(TOPICS, assignment, after, {}, (0, 1))
-    missed = sum(topic_misses(assignment, (0, 1)).values())
-    assert sum(topic_misses(after, (0, 1)).values()) < missed
 
 
 def test_the_swaps_of_a_route_never_carry_a_broker_past_the_mean(spark: Any) -> None:

@@ -9,20 +9,19 @@ single legal swap would help (checked by brute force, independently of the plann
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from swap_goals_testing import (
-    Assignment,
     Sizes,
     grown_with_sizes,
+    helps,
     loads,
     met,
     no_further,
+    one_swap_away,
     rack_legal,
     topic_misses,
 )
@@ -131,49 +130,6 @@ def says(result: Plan, goal: str) -> bool:
     """Whether the plan says the goal was not met."""
     start = "topic replica counts" if goal == TOPICS else "bytes per broker"
     return any(u.startswith(start) for u in result.unbalanced)
-
-
-def one_swap_away(
-    model: ClusterModel, after: Assignment, brokers: tuple[int, ...], excluded: str | None
-) -> Iterator[Assignment]:
-    """Every assignment one legal swap away (brute force): replica a from x to y and b from y
-    to x, of topics not excluded, each receiver new to its partition, racks within their share."""
-    movable = [tp for tp in after if excluded is None or not re.fullmatch(excluded, tp.topic)]
-    for x, y in itertools.permutations(brokers, 2):
-        on_x = [tp for tp in movable if x in after[tp] and y not in after[tp]]
-        on_y = [tp for tp in movable if y in after[tp] and x not in after[tp]]
-        for a, b in itertools.product(on_x, on_y):
-            new_a = tuple(y if r == x else r for r in after[a])
-            new_b = tuple(x if r == y else r for r in after[b])
-            if model.racks and not (
-                rack_legal(model, new_a, brokers) and rack_legal(model, new_b, brokers)
-            ):
-                continue
-            yield {**after, a: new_a, b: new_b}
-
-
-def helps(goal: str, earlier: tuple[str, ...], after: Assignment, option: Assignment,
-          sizes: Sizes, brokers: tuple[int, ...]) -> bool:  # fmt: skip
-    """Whether `option` is a step the goal takes: it breaks no earlier goal's band and narrows
-    its own shortfall (topics: fewer replicas outside the bands, none further out; bytes: both
-    brokers nearer the mean, neither crossing it, one of them outside the band)."""
-    if not all(no_further(g, after, option, sizes, brokers) for g in earlier):
-        return False
-    if goal == TOPICS:
-        before, now = topic_misses(after, brokers), topic_misses(option, brokers)
-        return no_further(goal, after, option, sizes, brokers) and sum(now.values()) < sum(
-            before.values()
-        )
-    old, new = loads(after, sizes, brokers), loads(option, sizes, brokers)
-    moved = [b for b in brokers if new[b] != old[b]]
-    mean = sum(old.values()) / len(brokers)
-    low, high = disk_band(sum(old.values()), len(brokers))
-    return (
-        bool(moved)
-        and all(abs(new[b] - mean) < abs(old[b] - mean) for b in moved)
-        and all((old[b] - mean) * (new[b] - mean) >= 0 for b in moved)
-        and any(not low <= old[b] <= high for b in moved)
-    )
 
 
 @settings(max_examples=150, deadline=None)

@@ -3,14 +3,21 @@ and grown clusters with partition sizes."""
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
-from kafka_topic_operator.rebalance.goals import disk_balanced, disk_load_ok, topic_band
+from kafka_topic_operator.rebalance.goals import (
+    disk_balanced,
+    disk_band,
+    disk_load_ok,
+    topic_band,
+)
 from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack
 from kafka_topic_operator.rebalance.samples import grown_cluster
 
@@ -95,3 +102,51 @@ def from_frame(frame: Any) -> dict[TopicPartition, tuple[int, ...]]:
         tp = TopicPartition(row.topic, row.partition)
         by_partition.setdefault(tp, {})[row.position] = row.broker
     return {tp: tuple(p[i] for i in sorted(p)) for tp, p in by_partition.items()}
+
+
+def one_swap_away(
+    model: ClusterModel,
+    after: Assignment,
+    brokers: tuple[int, ...],
+    excluded: str | None,
+    swapping: tuple[int, ...] | None = None,
+) -> Iterator[Assignment]:
+    """Every assignment one legal swap away (brute force): replica a from x to y and b from y
+    to x (both of `swapping`, else of `brokers`), of topics not excluded, each receiver new to
+    its partition, racks within their share."""
+    movable = [tp for tp in after if excluded is None or not re.fullmatch(excluded, tp.topic)]
+    for x, y in itertools.permutations(brokers if swapping is None else swapping, 2):
+        on_x = [tp for tp in movable if x in after[tp] and y not in after[tp]]
+        on_y = [tp for tp in movable if y in after[tp] and x not in after[tp]]
+        for a, b in itertools.product(on_x, on_y):
+            new_a = tuple(y if r == x else r for r in after[a])
+            new_b = tuple(x if r == y else r for r in after[b])
+            if model.racks and not (
+                rack_legal(model, new_a, brokers) and rack_legal(model, new_b, brokers)
+            ):
+                continue
+            yield {**after, a: new_a, b: new_b}
+
+
+def helps(goal: str, earlier: tuple[str, ...], after: Assignment, option: Assignment,
+          sizes: Sizes, brokers: tuple[int, ...]) -> bool:  # fmt: skip
+    """Whether `option` is a step the goal takes: it breaks no earlier goal's band and narrows
+    its own shortfall (topics: fewer replicas outside the bands, none further out; bytes: both
+    brokers nearer the mean, neither crossing it, one of them outside the band)."""
+    if not all(no_further(g, after, option, sizes, brokers) for g in earlier):
+        return False
+    if goal == TOPICS:
+        before, now = topic_misses(after, brokers), topic_misses(option, brokers)
+        return no_further(goal, after, option, sizes, brokers) and sum(now.values()) < sum(
+            before.values()
+        )
+    old, new = loads(after, sizes, brokers), loads(option, sizes, brokers)
+    moved = [b for b in brokers if new[b] != old[b]]
+    mean = sum(old.values()) / len(brokers)
+    low, high = disk_band(sum(old.values()), len(brokers))
+    return (
+        bool(moved)
+        and all(abs(new[b] - mean) < abs(old[b] - mean) for b in moved)
+        and all((old[b] - mean) * (new[b] - mean) >= 0 for b in moved)
+        and any(not low <= old[b] <= high for b in moved)
+    )

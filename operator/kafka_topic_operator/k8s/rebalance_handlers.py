@@ -584,8 +584,14 @@ def _show_proposal(resource: Resource, proposal: str, directory: Path) -> None:
     directories removed (a snapshot can be large)."""
     summary = json.loads((directory / "result.json").read_text())["optimizationResult"]
     config_maps = resource.save_plan(proposal, directory)
+    drain = summary.get("drainReplicaMoves")
+    split = (
+        f" ({drain} off the brokers being removed, {summary['replicaMoves'] - drain} to balance)"
+        if drain
+        else ""
+    )
     message = (
-        f"{summary['replicaMoves']} replica moves (lower bound "
+        f"{summary['replicaMoves']} replica moves{split} (lower bound "
         f"{summary['replicaMovesLowerBound']}), {summary['leaderMoves']} leader moves"
     )
     resource.write_status(State.PROPOSAL_READY, "ProposalReady", message,

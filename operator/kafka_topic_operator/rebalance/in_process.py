@@ -1,11 +1,12 @@
-"""The count goals planned exactly on the driver (`exact`), and whole plans without Spark.
+"""The goals planned on the driver, and whole plans without Spark.
 
 Replica counts (ReplicaDistribution) and leader counts (LeaderDistribution) need only the
 assignment, which the driver holds anyway: below `exact.EXACT_LIMIT` both are planned exactly
-here, by the Spark job and by `plan_in_process` alike, so a plan is the same whichever runs it.
+here (`exact`), by the Spark job and by `plan_in_process` alike, so a plan is the same whichever
+runs it. TopicReplicaDistribution is planned here at any size (`topic_spread`).
 `plan_in_process` plans without starting Spark (about a second for thousands of replicas, where
-starting Spark alone takes several): it takes a request with no swap goals (those run on Spark
-at any size) whose choices fit the limit, and answers None for any other.
+starting Spark alone takes several): it takes a request without DiskUsageDistribution (which
+runs on Spark) whose choices fit the limit, and answers None for any other.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import exact
 from kafka_topic_operator.rebalance.bounds import off_targets
+from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION
 from kafka_topic_operator.rebalance.model import Assignment
 from kafka_topic_operator.rebalance.result import Loads, PartitionMove, broker_bytes
 from kafka_topic_operator.rebalance.spark_planner import RoundReport
+from kafka_topic_operator.rebalance.topic_spread import spread_topics
 
 if TYPE_CHECKING:
     from kafka_topic_operator.rebalance.job import PlanningInput, PlanningOutput
@@ -107,12 +110,26 @@ def leader_phase(request: PlanningInput, assignment: Assignment) -> Phase | None
     return Phase(planned.assignment, report, why)
 
 
+def topic_phase(request: PlanningInput, assignment: Assignment, *, guard_disk: bool) -> Phase:
+    """TopicReplicaDistribution on `assignment` (`topic_spread`, at any size); `guard_disk`
+    when DiskUsageDistribution came first."""
+    spread = spread_topics(
+        assignment,
+        request.brokers,
+        racks=request.racks,
+        fixed=fixed_partitions(request),
+        receivers=request.receivers,
+        sizes=request.sizes if guard_disk else None,
+    )
+    return Phase(spread.assignment, spread.report, spread.unbalanced)
+
+
 def plan_in_process(request: PlanningInput, progress: Any = None) -> PlanningOutput | None:
-    """The whole plan without Spark, or None when the request needs
-    Spark: it has swap goals, or more choices than the exact plan takes."""
+    """The whole plan without Spark, or None when the request needs Spark: it has
+    DiskUsageDistribution among its goals, or more choices than the exact plan takes."""
     from kafka_topic_operator.rebalance import job
 
-    if request.swap_goals:
+    if request.swap_goals not in ((), (TOPIC_REPLICA_DISTRIBUTION,)):
         return None
     job.check_hard_goals(request)
     job.check_sizes(request)
@@ -120,8 +137,10 @@ def plan_in_process(request: PlanningInput, progress: Any = None) -> PlanningOut
     if counted is None:
         return None
     phases = [("replicas", counted)]
+    if request.swap_goals:
+        phases.append(("topics", topic_phase(request, counted.assignment, guard_disk=False)))
     if request.balance_leaders:
-        led = leader_phase(request, counted.assignment)
+        led = leader_phase(request, phases[-1][1].assignment)
         if led is None:
             return None
         phases.append(("leaders", led))

@@ -186,7 +186,8 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
          progress: Any = None) -> PlanningOutput:  # fmt: skip
     """The plan, on Spark. Replica and leader counts are planned exactly on the driver when the
     request is small enough (`in_process`: the same plan as without Spark), else in rounds of
-    DataFrame operations; the swap goals always run on Spark."""
+    DataFrame operations; TopicReplicaDistribution is planned on the driver at any size,
+    DiskUsageDistribution on Spark."""
     from pyspark.sql import functions as F
 
     from kafka_topic_operator.rebalance import in_process
@@ -217,15 +218,17 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
         rounds = [{"phase": "replicas", **vars(counted.report)}]
     check_drained(after, request, why)
     unbalanced = [why] if why else []
-    swapped = _swap_goals(spark, request, before, after, progress)
-    after = swapped.replicas
+    placed = None if counted is None else counted.assignment  # the driver's copy, when known
+    swapped = _swap_goals(spark, request, before, after, placed, workdir, progress)
+    after, placed = swapped.replicas, swapped.placed
     rounds += swapped.rounds
     unbalanced += swapped.unbalanced
     if request.balance_leaders:
         led = None
         if counted is not None:
-            placed = counted.assignment if not request.swap_goals else _assignment(after)
-            led = in_process.leader_phase(request, placed)
+            led = in_process.leader_phase(
+                request, placed if placed is not None else _assignment(after)
+            )
         if led is not None:
             if progress is not None:
                 progress(led.report)
@@ -296,35 +299,48 @@ def check_drained(replicas: DataFrame, request: PlanningInput, why: str | None) 
 @dataclass
 class _Swapped:
     replicas: DataFrame
+    placed: dict[TopicPartition, tuple[int, ...]] | None  # the driver's copy, when known
     rounds: list[dict[str, Any]]
     unbalanced: list[str]
 
 
 def _swap_goals(spark: SparkSession, request: PlanningInput, before: DataFrame,
-                replicas: DataFrame, progress: Any) -> _Swapped:  # fmt: skip
-    """The goals met by swapping replicas, in the order listed; each guards the ones before."""
+                replicas: DataFrame, placed: dict[TopicPartition, tuple[int, ...]] | None,
+                workdir: Path, progress: Any) -> _Swapped:  # fmt: skip
+    """The goals met by swapping replicas, in the order listed; each guards the ones before.
+    TopicReplicaDistribution is planned on the driver (as without Spark), DiskUsageDistribution
+    in rounds on Spark."""
+    from kafka_topic_operator.rebalance import in_process
+    from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage
 
-    from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage, plan_topic_spread
-
-    out = _Swapped(replicas, [], [])
+    out = _Swapped(replicas, placed, [], [])
     sizes = _size_table(request, before)
-    options = {"racks": request.racks or None, "excluded": request.excluded_topics,
-               "receivers": request.receivers, "progress": progress}  # fmt: skip
     for i, goal in enumerate(request.swap_goals):
         earlier = request.swap_goals[:i]
         if goal == TOPIC_REPLICA_DISTRIBUTION:
-            disk_guard = sizes if DISK_USAGE_DISTRIBUTION in earlier else None
-            done = plan_topic_spread(spark, out.replicas, request.brokers, sizes=disk_guard,
-                                     **options)  # fmt: skip
-            phase = "topics"
-        else:
-            assert sizes is not None  # check_sizes
-            guard = TOPIC_REPLICA_DISTRIBUTION in earlier
-            done = plan_disk_usage(spark, out.replicas, request.brokers, sizes,
-                                   guard_topics=guard, **options)  # fmt: skip
-            phase = "disk"
-        out.replicas = done.replicas
-        out.rounds += [{"phase": phase, **vars(r)} for r in done.rounds]
+            current = out.placed
+            if current is None:  # planned on Spark: the request's lists with the changes
+                current = dict(request.assignment)
+                current.update((c.partition, c.after) for c in _changes(before, out.replicas))
+            spread = in_process.topic_phase(
+                request, current, guard_disk=DISK_USAGE_DISTRIBUTION in earlier
+            )
+            if progress is not None:
+                progress(spread.report)
+            out.placed = spread.assignment
+            out.replicas = _replica_table(spark, out.placed, request.sizes, workdir, "topics")
+            out.rounds.append({"phase": "topics", **vars(spread.report)})
+            out.unbalanced += [spread.unbalanced] if spread.unbalanced else []
+            continue
+        assert sizes is not None  # check_sizes
+        done = plan_disk_usage(
+            spark, out.replicas, request.brokers, sizes,
+            racks=request.racks or None, excluded=request.excluded_topics,
+            receivers=request.receivers, guard_topics=TOPIC_REPLICA_DISTRIBUTION in earlier,
+            progress=progress,
+        )  # fmt: skip
+        out.replicas, out.placed = done.replicas, None
+        out.rounds += [{"phase": "disk", **vars(r)} for r in done.rounds]
         if done.unbalanced:
             out.unbalanced.append(done.unbalanced)
     return out

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_topic_operator.argparsing import (
     UsageError,
@@ -27,6 +27,9 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.job import PlanningError
 from kafka_topic_operator.rebalance.report import human_bytes
 from kafka_topic_operator.rebalance.sizes import SizesError
+
+if TYPE_CHECKING:
+    from kafka_topic_operator.rebalance.result import OptimizationResult
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -170,7 +173,8 @@ def _plan(args: argparse.Namespace, request: Any) -> int:
     data = ""
     if result.data_to_move_bytes is not None:
         data = f", {human_bytes(result.data_to_move_bytes)} to move"
-    print(f"{result.replica_moves} replica moves (lower bound {result.replica_lower_bound}), "
+    print(f"{result.replica_moves} replica moves{drain_text(result)} (lower bound "
+          f"{result.replica_lower_bound}), "
           f"{result.leader_moves} leader moves{data}, balance {result.balance_before:g}% -> "
           f"{result.balance_after:g}%; plan written to {args.output}")  # fmt: skip
     if result.generate_replica_moves is not None:
@@ -208,3 +212,11 @@ class _Bar:
         moved = human_bytes(report.moved) if report.unit == "bytes" else report.moved
         print(f"round {report.round:>2} [{bar}] {done:4.0%} {moved} placed in "
               f"{report.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def drain_text(result: OptimizationResult) -> str:
+    """How many of the moves empty the brokers being removed, and how many balance."""
+    if not result.drain_moves:
+        return ""
+    rest = result.replica_moves - result.drain_moves
+    return f" ({result.drain_moves} off the brokers being removed, {rest} to balance)"

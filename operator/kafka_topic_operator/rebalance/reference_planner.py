@@ -143,6 +143,20 @@ class _State:
         self.on[donor].discard(tp)
         self.on[receiver].add(tp)
 
+    def adopt(self, tp: TopicPartition, replicas: list[int]) -> None:
+        """`tp`'s replicas replaced by `replicas` (several moves at once, in any order)."""
+        old = self.assignment[tp]
+        if old[:1] != replicas[:1]:
+            self.leaders.subtract(old[:1])
+            self.leaders.update(replicas[:1])
+        self.counts.subtract(old)
+        self.counts.update(replicas)
+        for b in set(old) - set(replicas):
+            self.on[b].discard(tp)
+        for b in set(replicas) - set(old):
+            self.on.setdefault(b, set()).add(tp)
+        self.assignment[tp] = replicas
+
     def receivers(self) -> list[int]:
         return sorted(self.eligible, key=lambda b: (self.counts[b], b))
 

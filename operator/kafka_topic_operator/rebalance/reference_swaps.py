@@ -28,6 +28,7 @@ from kafka_topic_operator.rebalance.goals import (
     topic_band,
     topic_count_ok,
 )
+from kafka_topic_operator.rebalance.topic_spread import spread_topics
 
 if TYPE_CHECKING:
     from kafka_topic_operator.rebalance.reference_planner import _State
@@ -46,8 +47,8 @@ def swap_goals(
         topics = _Topics(state) if TOPIC_REPLICA_DISTRIBUTION in earlier else None
         disk = _Disk(state, sizes) if sizes is not None else None
         if goal == TOPIC_REPLICA_DISTRIBUTION:
-            guard = disk if DISK_USAGE_DISTRIBUTION in earlier else None
-            problems += balance_topics(state, movable, _Topics(state), guard)
+            guard = sizes if DISK_USAGE_DISTRIBUTION in earlier else None
+            problems += balance_topics(state, movable, guard)
         elif goal == DISK_USAGE_DISTRIBUTION:
             if disk is None:
                 raise ValueError(f"{DISK_USAGE_DISTRIBUTION} needs partition sizes")
@@ -84,17 +85,6 @@ class _Topics:
         self.counts[u][y] -= 1
         self.counts[u][x] += 1
 
-    def violations(self, eligible: Sequence[int]) -> list[tuple[str, int, bool]]:
-        """(topic, broker, above the band) for each count outside its band, sorted."""
-        out = []
-        for t in sorted(self.counts):
-            low, high = self.band[t]
-            for b in eligible:
-                count = self.counts[t][b]
-                if count > high or count < low:
-                    out.append((t, b, count > high))
-        return out
-
 
 class _Disk:
     """Bytes per eligible broker."""
@@ -127,85 +117,21 @@ def _swap(state: _State, a: TopicPartition, x: int, b: TopicPartition, y: int) -
 
 
 def balance_topics(
-    state: _State, movable: set[TopicPartition], topics: _Topics, disk: _Disk | None
+    state: _State, movable: set[TopicPartition], sizes: Mapping[TopicPartition, int] | None
 ) -> list[str]:
-    """Each topic's count per broker into its band: a replica of the topic from a broker above
-    the band (or with some to spare) to one with room (or below it), and back a replica whose
-    topic does not mind (or gains)."""
-    while True:
-        violations = topics.violations(state.eligible)
-        if not violations:
-            return []
-        for topic, broker, above in violations:
-            found = _topic_swap(state, movable, topics, disk, topic, broker, above)
-            if found is not None:
-                a, x, b, y = found
-                delta = 0 if disk is None else disk.sizes[a] - disk.sizes[b]
-                topics.swap(a.topic, b.topic, x, y)
-                if disk is not None:
-                    disk.swap(x, y, delta)
-                _swap(state, a, x, b, y)
-                break
-        else:
-            shown = ", ".join(
-                f"{t} has {topics.counts[t][b]} on broker {b} (band {_band_text(topics.band[t])})"
-                for t, b, _ in violations[:3]
-            )
-            more = " ..." if len(violations) > 3 else ""
-            return [
-                f"topic replica counts outside their bands in {len(violations)} places ({shown}"
-                f"{more}): no legal swap brings them in"
-            ]
-
-
-def _topic_swap(
-    state: _State,
-    movable: set[TopicPartition],
-    topics: _Topics,
-    disk: _Disk | None,
-    topic: str,
-    broker: int,
-    above: bool,
-) -> tuple[TopicPartition, int, TopicPartition, int] | None:
-    low, high = topics.band[topic]
-    held = topics.counts[topic]
-    if above:
-        pairs = [(broker, y) for y in sorted(state.eligible, key=lambda b: (held[b], b))
-                 if y != broker and held[y] < high]  # fmt: skip
-    else:
-        pairs = [(x, broker) for x in sorted(state.eligible, key=lambda b: (-held[b], b))
-                 if x != broker and held[x] > low]  # fmt: skip
-    for x, y in pairs:
-        outgoing = sorted(
-            (tp for tp in state.on[x] if tp.topic == topic and tp in movable),
-            key=lambda tp: (state.assignment[tp][0] == x, tp),  # followers first
-        )
-        outgoing = [tp for tp in outgoing if state.legal(tp, x, y, capacity=False)]
-        if not outgoing:
-            continue
-        # Back from y: a replica of another topic that may leave y and join x, those whose
-        # topic gains by it first.
-        back = sorted(
-            (tp for tp in state.on[y] if tp.topic != topic and tp in movable
-             and topics.ok(tp.topic, y, -1) and topics.ok(tp.topic, x, 1)
-             and state.legal(tp, y, x, capacity=False)),
-            key=lambda tp: (not _gains(topics, tp.topic, x, y), tp),
-        )  # fmt: skip
-        for a in outgoing:
-            for b in back:
-                if disk is None or disk.swap_ok(x, y, disk.sizes[a] - disk.sizes[b]):
-                    return a, x, b, y
-    return None
-
-
-def _band_text(band: tuple[int, int]) -> str:
-    return str(band[0]) if band[0] == band[1] else f"{band[0]}-{band[1]}"
-
-
-def _gains(topics: _Topics, topic: str, x: int, y: int) -> bool:
-    """Whether moving one of `topic` from y to x brings a count toward its band."""
-    low, high = topics.band[topic]
-    return topics.counts[topic][y] > high or topics.counts[topic][x] < low
+    """Each topic's count per broker into its band (`topic_spread`, as every engine plans it);
+    `sizes` when DiskUsageDistribution came first and guards its band."""
+    done = spread_topics(
+        state.assignment,
+        state.eligible,
+        racks=state.model.racks,
+        fixed=frozenset(tp for tp in state.assignment if tp not in movable),
+        sizes=sizes,
+    )
+    for tp, replicas in done.assignment.items():
+        if tuple(state.assignment[tp]) != replicas:
+            state.adopt(tp, list(replicas))
+    return [done.unbalanced] if done.unbalanced else []
 
 
 def balance_disk(

@@ -125,6 +125,14 @@ def _generated_line(generated_at: str | None) -> str:
 def _summary_section(result: OptimizationResult, partitions: int) -> str:
     rows = [
         ("Replica moves", f"{result.replica_moves:,}"),
+        *(
+            [
+                ("Off the brokers being removed", f"{result.drain_moves:,}"),
+                ("To balance the rest", f"{result.replica_moves - result.drain_moves:,}"),
+            ]
+            if result.drain_moves
+            else []
+        ),
         ("Leader moves", f"{result.leader_moves:,}"),
         ("Partitions changed", f"{partitions:,}"),
         ("Lower bound on replica moves", f"{result.replica_lower_bound:,}"),

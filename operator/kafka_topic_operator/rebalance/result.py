@@ -54,6 +54,8 @@ class OptimizationResult:
     data_to_move_bytes: int | None = None  # only when partition sizes are known
     generate_replica_moves: int | None = None  # what Kafka's --generate would move
     unbalanced: tuple[str, ...] = ()  # goals the plan could not fully meet, and why
+    # Of replica_moves, those off brokers being removed (or gone): the rest even out counts.
+    drain_moves: int = 0
 
     def to_status(self) -> dict[str, object]:
         """status.optimizationResult, in the CRD's camelCase."""
@@ -84,6 +86,8 @@ class OptimizationResult:
             out["dataToMoveBytes"] = self.data_to_move_bytes
         if self.generate_replica_moves is not None:
             out["generateReplicaMoves"] = self.generate_replica_moves
+        if self.drain_moves:
+            out["drainReplicaMoves"] = self.drain_moves
         if self.unbalanced:
             out["unbalanced"] = list(self.unbalanced)
         return out
@@ -194,7 +198,7 @@ def from_counts(
     unbalanced: Iterable[str] = (),
 ) -> OptimizationResult:
     """The result from per-broker counts (what the Spark planner brings to its driver)."""
-    eligible = sorted(set(brokers))
+    eligible = set(brokers)
     everyone = sorted(set(eligible) | set(loads.replicas_before) | set(loads.replicas_after))
 
     def score(replicas: Mapping[int, int], leaders: Mapping[int, int]) -> float:
@@ -222,4 +226,6 @@ def from_counts(
         data_to_move_bytes=data_to_move_bytes,
         generate_replica_moves=generate_replica_moves,
         unbalanced=tuple(unbalanced),
+        # Every replica on a broker that may not hold any leaves it.
+        drain_moves=sum(loads.replicas_before.get(b, 0) for b in everyone if b not in eligible),
     )

@@ -1,13 +1,14 @@
-"""The swap goals as Spark DataFrame operations: TopicReplicaDistribution and DiskUsageDistribution
-(their rules are in goals.py; `reference_swaps` does the same one swap at a time).
+"""DiskUsageDistribution as Spark DataFrame operations (its rules are in goals.py;
+`reference_swaps` does the same one swap at a time; TopicReplicaDistribution is planned on the
+driver by `topic_spread`, which this guards when it came first).
 
 A swap (x, y, a, b) moves replica a from broker x to y and replica b from y to x, so no broker's
 replica count changes. Each round proposes many swaps at once, then keeps those that are legal
 (never a broker twice in a partition, never a rack over its share), leaves every partition at most
 one swap, and keeps each topic's count per broker within what the round may spend of it (what
 lies between the count and the band's far edge), so that swaps accepted together never take a
-count out of its band. Only per-broker figures reach the driver: bytes per broker and the number
-of counts outside their bands, never the replica table.
+count out of its band. Only per-broker figures reach the driver: bytes per broker, never the
+replica table.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from kafka_topic_operator.rebalance.goals import (
     DISK_TOLERANCE,
     disk_amounts,
     disk_balanced,
-    disk_band,
     disk_unbalanced,
 )
 from kafka_topic_operator.rebalance.spark_planner import (
@@ -34,7 +34,7 @@ from kafka_topic_operator.rebalance.spark_planner import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 # A swap's identity: its two replicas.
 IDENT = ("a_topic", "a_partition", "a_position", "b_topic", "b_partition", "b_position")
@@ -42,77 +42,6 @@ IDENT = ("a_topic", "a_partition", "a_position", "b_topic", "b_partition", "b_po
 IDLE_ROUNDS = 2
 # Ranks either side a disk route pairs a replica with (four times as many after an idle round).
 DISK_WIDTH = 8
-# Units of a topic one broker may give or take in a round: keeps the route tables small.
-UNITS_PER_ROUND = 4
-# Brokers a receiver swaps with in one topic round: bounds the join with its replicas.
-PARTNERS_PER_ROUND = 8
-
-
-def plan_topic_spread(
-    spark: SparkSession,
-    replicas: DataFrame,
-    brokers: Sequence[int],
-    *,
-    racks: Mapping[int, str] | None = None,
-    excluded: str | None = None,
-    receivers: Sequence[int] | None = None,
-    sizes: DataFrame | None = None,
-    max_rounds: int = 64,
-    progress: Any = None,
-) -> SparkPlan:
-    """Each topic's replicas per broker into ⌊R_t/n⌋..⌈R_t/n⌉ by swaps. With `sizes` (topic,
-    partition, size), DiskUsageDistribution came first: a swap may not take a broker's bytes
-    out of (or further from) the disk band. With `receivers`, only they swap (add-brokers)."""
-    from pyspark.sql import functions as F
-
-    current = replicas.select(*REPLICA_COLUMNS).cache()
-    plan = SparkPlan(current)
-    swapping = sorted(set(receivers if receivers is not None else brokers) & set(brokers))
-    idle = 0
-    for round_number in range(max_rounds):
-        began = time.perf_counter()
-        counts = _topic_counts(spark, current, brokers).cache()
-        outside = F.greatest(F.col("c") - F.col("high"), F.col("low") - F.col("c"), F.lit(0))
-        off = counts.select(F.sum(outside)).first()
-        off_units = int(off[0] or 0) if off is not None else 0
-        if off_units == 0:
-            counts.unpersist()
-            break
-        loads = _loads(current, sizes, brokers) if sizes is not None else None
-        swaps = _topic_swaps(spark, current, counts, swapping, round_number, idle, excluded)
-        swaps = _legal(spark, _cut(swaps), current, racks, brokers)
-        swaps = _within_topic_bands(_cut(swaps), counts)
-        keys: list[tuple[str, ...]] = [
-            ("p", "a_topic", "a_partition"),
-            ("p", "b_topic", "b_partition"),
-        ]
-        if loads is not None and sizes is not None:
-            # One swap per broker per round: each is checked against the round's loads.
-            swaps = _disk_guard(spark, _sized(_cut(swaps), sizes), loads)
-            keys += [("b", "x"), ("b", "y")]
-        swaps = _one_each(_cut(swaps), keys).cache()
-        swapped = swaps.count()
-        if swapped:
-            current = _apply(current, swaps)
-        swaps.unpersist()
-        counts.unpersist()
-        report = RoundReport(round_number, off_units, swapped, time.perf_counter() - began)
-        plan.rounds.append(report)
-        if progress is not None:
-            progress(report)
-        idle = 0 if swapped else idle + 1
-        if idle >= IDLE_ROUNDS:
-            plan.unbalanced = (
-                f"topic replica counts outside their bands by {off_units} replicas: no legal "
-                "swap brings them in"
-            )
-            break
-    else:
-        plan.unbalanced = (
-            f"topic replica counts still outside their bands after {max_rounds} rounds"
-        )
-    plan.replicas = current
-    return plan
 
 
 def plan_disk_usage(
@@ -217,106 +146,6 @@ def _topic_counts(spark: SparkSession, current: DataFrame, brokers: Sequence[int
     )
 
 
-def _topic_swaps(spark: SparkSession, current: DataFrame, counts: DataFrame,
-                 swapping: Sequence[int], round_number: int, shift: int,
-                 excluded: str | None) -> DataFrame:  # fmt: skip
-    """Candidate swaps: a replica of a topic from a broker with some to give to one with room,
-    one side outside the band (units: what lies between the count and the band's edges; one
-    replica per topic and pair of brokers a round), and back a replica of another topic that
-    may leave y and join x, those whose topic gains by it first."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    allowed = spark.createDataFrame([(b,) for b in swapping], "broker int")
-    counts = counts.join(F.broadcast(allowed), "broker")
-    salt = F.xxhash64("topic", "broker", F.lit(round_number))
-    cap = F.lit(UNITS_PER_ROUND)
-    # Each unit a broker may give (or take), those outside the band first ("must").
-    gives = counts.where(F.col("c") > F.col("low")).select(
-        "topic", F.col("broker").alias("x"), salt.alias("salt"),
-        F.explode(F.sequence(F.lit(1), F.least(F.col("c") - F.col("low"), cap))).alias("u"),
-        (F.col("c") - F.col("high")).alias("must"),
-    )  # fmt: skip
-    takes = counts.where(F.col("c") < F.col("high")).select(
-        "topic", F.col("broker").alias("y"), salt.alias("salt"),
-        F.explode(F.sequence(F.lit(1), F.least(F.col("high") - F.col("c"), cap))).alias("u"),
-        (F.col("low") - F.col("c")).alias("must"),
-    )  # fmt: skip
-
-    def dealt(units: DataFrame, broker: str, must: str) -> DataFrame:
-        # Units outside the band first, then one unit of each broker in turn.
-        order = Window.partitionBy("topic").orderBy(
-            (F.col("u") <= F.col("must")).desc(), "u", "salt", broker
-        )
-        with_must = units.withColumn(must, F.col("u") <= F.col("must"))
-        return with_must.withColumn("k", F.row_number().over(order))
-
-    gives = dealt(gives, "x", "give_must")
-    takes = dealt(takes, "y", "take_must")
-    units = (
-        gives.select("topic", "k", "x", "give_must")
-        .join(takes.select("topic", "k", "y", "take_must"), ["topic", "k"])
-        .where((F.col("give_must") | F.col("take_must")) & (F.col("x") != F.col("y")))
-    )
-    # Bound the join below: a receiver swaps with a few brokers per round.
-    partners = Window.partitionBy("y").orderBy(F.xxhash64("x", "y", F.lit(round_number)), "x")
-    pairs = (
-        units.select("x", "y").distinct().withColumn("n", F.row_number().over(partners))
-        .where(F.col("n") <= PARTNERS_PER_ROUND).drop("n")
-    )  # fmt: skip
-    routes = units.select("topic", "x", "y").distinct().join(pairs, ["x", "y"])
-    movable = _movable(current, excluded)
-    held = current.select("topic", "partition", F.col("broker").alias("holder"))
-    # Leg a: one of the topic's replicas on x that y does not hold.
-    outgoing = Window.partitionBy("topic", "x", "y").orderBy(
-        (F.col("position") == 0).asc(),
-        F.xxhash64("topic", "partition", "y", F.lit(round_number)),
-        "partition",
-    )  # followers first, as plan_counts
-    a_side = (
-        movable.withColumnRenamed("broker", "x")
-        .join(routes, ["topic", "x"])
-        .join(held.withColumnRenamed("holder", "y"), ["topic", "partition", "y"], "left_anti")
-        .withColumn("i", F.row_number().over(outgoing))
-        .where(F.col("i") == 1)
-        .select(F.col("topic").alias("a_topic"), F.col("partition").alias("a_partition"),
-                F.col("position").alias("a_position"), "x", "y")
-    )  # fmt: skip
-    # Leg b: a replica on y of a topic that may leave y and join x.
-    room = counts.select(
-        "topic", F.col("broker").alias("x"), (F.col("c") < F.col("high")).alias("x_room"),
-        (F.col("c") < F.col("low")).alias("x_short"),
-    )  # fmt: skip
-    spare = counts.select(
-        "topic", F.col("broker").alias("y"), (F.col("c") > F.col("low")).alias("y_spare"),
-        (F.col("c") > F.col("high")).alias("y_over"),
-    )  # fmt: skip
-    ranked = Window.partitionBy("x", "y").orderBy(
-        (F.col("y_over") | F.col("x_short")).desc(), (F.col("position") == 0).asc(),
-        F.xxhash64("topic", "partition", "x", F.lit(round_number)), "topic", "partition",
-    )  # fmt: skip
-    b_side = (
-        movable.withColumnRenamed("broker", "y")
-        .join(F.broadcast(pairs), "y")
-        .join(held.withColumnRenamed("holder", "x"), ["topic", "partition", "x"], "left_anti")
-        .join(spare.where("y_spare"), ["topic", "y"])
-        .join(room.where("x_room"), ["topic", "x"])
-        .withColumn("j", F.row_number().over(ranked))
-        .select(F.col("topic").alias("b_topic"), F.col("partition").alias("b_partition"),
-                F.col("position").alias("b_position"), "x", "y", "j")
-    )  # fmt: skip
-    # The pair's k-th leg a meets its (k + shift)-th leg b; another topic only.
-    a_ranked = a_side.withColumn(
-        "j", F.row_number().over(Window.partitionBy("x", "y").orderBy(*IDENT[:3])) + shift
-    )
-    return (
-        a_ranked.join(b_side, ["x", "y", "j"])
-        .where(F.col("a_topic") != F.col("b_topic"))
-        .withColumn("priority", F.xxhash64(*IDENT, F.lit(round_number)))
-        .drop("j")
-    )
-
-
 def _within_topic_bands(swaps: DataFrame, counts: DataFrame) -> DataFrame:
     """Swaps whose topic moves, together with the others accepted, keep every topic's count on
     every broker within its band (or no further out): a (topic, broker) gives at most c - low
@@ -341,30 +170,6 @@ def _within_topic_bands(swaps: DataFrame, counts: DataFrame) -> DataFrame:
     return _limited(swaps, legs)
 
 
-def _disk_guard(spark: SparkSession, swaps: DataFrame, loads: Mapping[int, int]) -> DataFrame:
-    """Swaps after which both brokers' bytes are in the disk band or no further from the mean
-    (DiskUsageDistribution came first)."""
-    from pyspark.sql import functions as F
-
-    total, n = sum(loads.values()), len(loads)
-    low, high = disk_band(total, n)
-    mean = total / n
-    table = spark.createDataFrame(sorted(loads.items()), "broker int, load long")
-
-    def ok(load: Column, change: Column) -> Column:
-        after = load + change
-        return ((after >= low) & (after <= high)) | (F.abs(after - mean) <= F.abs(load - mean))
-
-    x_load = table.select(F.col("broker").alias("x"), F.col("load").alias("x_load"))
-    y_load = table.select(F.col("broker").alias("y"), F.col("load").alias("y_load"))
-    return (
-        swaps.join(F.broadcast(x_load), "x")
-        .join(F.broadcast(y_load), "y")
-        .where(ok(F.col("x_load"), -F.col("delta")) & ok(F.col("y_load"), F.col("delta")))
-        .drop("x_load", "y_load")
-    )
-
-
 # Disk
 
 
@@ -382,22 +187,6 @@ def _loads(current: DataFrame, sizes: DataFrame, brokers: Sequence[int]) -> dict
     """Bytes per eligible broker (a drained broker's do not count)."""
     held = bytes_per_broker(current, sizes)
     return {b: held.get(b, 0) for b in brokers}
-
-
-def _sized(swaps: DataFrame, sizes: DataFrame) -> DataFrame:
-    """Swaps with `delta`: the bytes x gives beyond what it takes."""
-    from pyspark.sql import functions as F
-
-    a = sizes.select(F.col("topic").alias("a_topic"), F.col("partition").alias("a_partition"),
-                     F.col("size").alias("a_size"))  # fmt: skip
-    b = sizes.select(F.col("topic").alias("b_topic"), F.col("partition").alias("b_partition"),
-                     F.col("size").alias("b_size"))  # fmt: skip
-    return (
-        swaps.join(a, ["a_topic", "a_partition"])
-        .join(b, ["b_topic", "b_partition"])
-        .withColumn("delta", F.col("a_size") - F.col("b_size"))
-        .drop("a_size", "b_size")
-    )
 
 
 def disk_routes(
