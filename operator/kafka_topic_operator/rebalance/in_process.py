@@ -66,14 +66,8 @@ def replica_phase(request: PlanningInput) -> Phase | None:
     except exact.NoPlacement as e:  # the feasibility check passed: it is the mode's rule
         raise _refused(request, str(e)) from None
     counts = Counter(b for replicas in request.assignment.values() for b in replicas)
-    surplus, _ = off_targets(counts, request.brokers)
     moved = sum(len(set(planned.assignment[tp]) - set(r)) for tp, r in request.assignment.items())
-    why = None
-    if planned.high - planned.low > 1:
-        why = (f"replica counts range from {planned.low} to {planned.high}: the hard goals allow "
-               "no closer balance")  # fmt: skip
-    report = RoundReport(0, sum(surplus.values()), moved, time.perf_counter() - began)
-    return Phase(planned.assignment, report, why)
+    return _phase(request, planned, counts, moved, began, "replica", "the hard goals allow")
 
 
 def _refused(request: PlanningInput, why: str) -> Exception:
@@ -100,13 +94,20 @@ def leader_phase(request: PlanningInput, assignment: Assignment) -> Phase | None
     except exact.TooLarge:
         return None
     leaders = Counter(r[0] for r in assignment.values() if r)
-    excess, _ = off_targets(leaders, request.brokers)
     changed = sum(1 for tp, r in planned.assignment.items() if r[:1] != assignment[tp][:1])
+    allow = "the partitions' replicas allow"
+    return _phase(request, planned, leaders, changed, began, "leader", allow)
+
+
+def _phase(request: PlanningInput, planned: exact.Balanced, counts: Counter[int], moved: int,
+           began: float, what: str, allow: str) -> Phase:  # fmt: skip
+    """The phase's report (what was off the targets before, what moved) and, when the counts
+    end more than one apart, why."""
+    off, _ = off_targets(counts, request.brokers)
     why = None
     if planned.high - planned.low > 1:
-        why = (f"leader counts range from {planned.low} to {planned.high}: the partitions' "
-               "replicas allow no closer balance")  # fmt: skip
-    report = RoundReport(0, sum(excess.values()), changed, time.perf_counter() - began)
+        why = f"{what} counts range from {planned.low} to {planned.high}: {allow} no closer balance"
+    report = RoundReport(0, sum(off.values()), moved, time.perf_counter() - began)
     return Phase(planned.assignment, report, why)
 
 
