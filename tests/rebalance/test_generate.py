@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from kafka_topic_operator.kafka.assignment import default_random as seeded
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.generate import generate
 from kafka_topic_operator.rebalance.model import ClusterModel, moves
 from kafka_topic_operator.rebalance.reference_planner import PlanRequest, plan
@@ -40,3 +41,12 @@ def test_generate_moves_far_more_than_the_fewest_moves() -> None:
     # Recomputing every topic from scratch moves most replicas: about three times the bound.
     assert sum(ratios) / len(ratios) > 2
     assert Counter(r > 1 for r in ratios)[True] == len(ratios)
+
+
+def test_a_topic_missing_a_partition_is_still_proposed_for() -> None:
+    # Partition 1's znode was unreadable: partitions 0 and 2 get the proposal's first two lists.
+    tp = TopicPartition
+    model = ClusterModel({tp("t", 0): (0, 1), tp("t", 2): (1, 2)})
+    proposal = generate(model, (0, 1, 2), rng=seeded(1))
+    assert sorted(proposal) == [tp("t", 0), tp("t", 2)]
+    assert all(len(set(r)) == 2 for r in proposal.values())

@@ -41,6 +41,8 @@ def generate(
         partitions = sorted(by_topic[topic])
         rf = len(model.assignment[partitions[0]])
         placed = assign_replicas_to_brokers(metadata, len(partitions), rf, rng=rng)
-        for tp in partitions:
-            proposal[tp] = tuple(placed[tp.partition])
+        # Kafka numbers a topic's partitions 0..n-1; a snapshot missing one (its znode
+        # unreadable) gives the partitions it has the proposal's lists in order.
+        for i, tp in enumerate(partitions):
+            proposal[tp] = tuple(placed[i])
     return proposal
