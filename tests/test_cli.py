@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_topic_operator import __version__
 from kafka_topic_operator.cli import main
 
 KTO = Path(sys.executable).parent / "kto"
@@ -206,6 +207,33 @@ def test_consumers_bad_members_is_one_line(capsys: pytest.CaptureFixture[str]) -
 
 def test_unknown_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert_one_line_error(run(capsys, "frobnicate"), "kto: error:", "'frobnicate'")
+
+
+def test_kto_alone_shows_its_help_and_knows_its_version() -> None:
+    alone = subprocess.run([str(KTO)], capture_output=True, text=True, check=False)
+    assert (alone.returncode, alone.stderr) == (0, "")
+    assert alone.stdout.startswith("usage: kto ") and "plan" in alone.stdout
+    version = subprocess.run([str(KTO), "--version"], capture_output=True, text=True, check=False)
+    assert (version.returncode, version.stdout) == (0, f"kto {__version__}\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["consumers", "--partitions", "-1", "--members", "2"],
+         "kto consumers: error: argument --partitions: -1 is not between 1 and 2147483647"),
+        (["consumers", "--partitions", "x", "--members", "2"],
+         "kto consumers: error: argument --partitions: 'x' is not an integer"),
+        (["consumers", "--partitions", "3", "--members", "0"],
+         "kto consumers: error: --members: a count must be at least 1, not 0"),
+        (["partition-for", "--partitions", "0", "k"],
+         "kto partition-for: error: argument --partitions: 0 is not between 1 and 2147483647"),
+    ],
+)  # fmt: skip
+def test_bad_counts_name_the_flag(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    assert run(capsys, *argv) == (2, "", said + "\n")
 
 
 def test_console_script_is_installed() -> None:

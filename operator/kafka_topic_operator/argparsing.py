@@ -30,6 +30,17 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def partition_count(text: str) -> int:
+    """A topic's partition count: 1 to Kafka's Int.MaxValue."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if not 1 <= value <= 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 2147483647")
+    return value
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)

@@ -1,4 +1,6 @@
-"""The `kto` command line: previews of Kafka's placement rules (assign, partition-for, consumers).
+"""The `kto` command line: the KafkaTopic operator (run), rebalance plans (plan), the dev cluster,
+what a cluster holds (describe), and previews of Kafka's placement rules (assign, partition-for,
+consumers).
 
 Every error is one line on stderr and exit status 2; never a traceback.
 """
@@ -7,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from kafka_topic_operator.argparsing import RaisingParser, UsageError
+from kafka_topic_operator import __version__
+from kafka_topic_operator.argparsing import RaisingParser, UsageError, partition_count
 from kafka_topic_operator.assignment_view import render_assignment
 from kafka_topic_operator.kafka import assignment as placement
 from kafka_topic_operator.kafka.assignors import assign as assign_consumers
@@ -195,8 +199,6 @@ def _rack_summary(rack_of: dict[int, str | None]) -> str:
 
 
 def _partition_for(args: argparse.Namespace) -> None:
-    if args.partitions < 1:
-        raise UsageError("--partitions must be at least 1")
     result = {key: partition_for_key(key, args.partitions) for key in args.keys}
     if args.output == "json":
         _print_json(result)
@@ -213,6 +215,8 @@ def _partition_for(args: argparse.Namespace) -> None:
 def _consumers(args: argparse.Namespace) -> None:
     text = args.members.strip()
     if text.isdigit():
+        if int(text) < 1:
+            raise UsageError(f"--members: a count must be at least 1, not {text}")
         members = members_by_count(int(text))
     else:
         members = [m.strip() for m in text.split(",")]
@@ -240,6 +244,11 @@ def _describe(args: argparse.Namespace) -> None:
     zk = ZkClient(args.zookeeper, credentials=load_credentials(None, None))
     zk.start(timeout=args.timeout)
     try:
+        if not zk.exists("/"):
+            raise UsageError(
+                f"{args.zookeeper}: the chroot does not exist in ZooKeeper, so no Kafka cluster "
+                "keeps its data there (--zookeeper takes what the brokers' zookeeper.connect says)"
+            )
         report = cluster_report(read_cluster(zk, args.topics or None), args.topics or None)
     finally:
         zk.stop()
@@ -256,6 +265,7 @@ def _describe(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = RaisingParser(prog="kto", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=RaisingParser)
 
     assign = commands.add_parser(
@@ -288,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the partition the Java producer picks for each key",
         description="murmur2 key partitioning, as the Java producer's default partitioner.",
     )
-    partition_for.add_argument("--partitions", type=int, required=True)
+    partition_for.add_argument("--partitions", type=partition_count, required=True)
     partition_for.add_argument("keys", nargs="+", metavar="KEY")
     partition_for.add_argument("--output", choices=["table", "json"], default="table")
     partition_for.set_defaults(run=_partition_for)
@@ -298,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="who consumes which partitions of one topic",
         description="Preview a consumer group's assignment for one topic.",
     )
-    consumers.add_argument("--partitions", type=int, required=True)
+    consumers.add_argument("--partitions", type=partition_count, required=True)
     consumers.add_argument(
         "--members", required=True, help="a count (consumer-0, ...) or member ids a,b,c"
     )
@@ -353,8 +363,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # The ZooKeeper client's connection chatter never reaches the terminal of a short command;
+    # the long-running ones (run, controller, dev-broker) log its warnings in their own format.
+    logging.getLogger("kazoo").addHandler(logging.NullHandler())
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+    if not words:
+        parser.print_help()
+        return 0
     command = f"kto {words[0]}" if words and words[0] in COMMANDS else "kto"
     if words and words[0] == "dev-broker":
         from kafka_topic_operator.devbroker.cli import main as dev_broker

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -12,7 +14,7 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import free_port
+from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
 
 pytestmark = pytest.mark.zookeeper
 
@@ -61,6 +63,30 @@ def test_describe_unknown_topic_and_unreachable_zookeeper_are_one_line(
     assert (
         err.startswith("kto describe: error: cannot connect to ZooKeeper") and err.count("\n") == 1
     )
+
+
+def test_a_missing_chroot_and_a_dead_zookeeper_say_one_line_and_nothing_else(
+    zk_chroot: str, zookeeper_server: ZooKeeperServer
+) -> None:
+    # In a process of its own: the ZooKeeper client's warnings and connection chatter would
+    # reach the terminal there, as they did (a UserWarning, "Connection dropped" lines).
+    def kto_describe(connect: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kafka_topic_operator.cli", "describe",
+                               "--zookeeper", connect, "--timeout", "2"],
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    missing = kto_describe(f"{zookeeper_server.connect_string}/no-such-chroot")
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == (
+        f"kto describe: error: {zookeeper_server.connect_string}/no-such-chroot: the chroot does "
+        "not exist in ZooKeeper, so no Kafka cluster keeps its data there (--zookeeper takes "
+        "what the brokers' zookeeper.connect says)\n"
+    )
+    dead = kto_describe(f"127.0.0.1:{free_port()}")
+    assert (dead.returncode, dead.stdout) == (2, "")
+    assert dead.stderr.startswith("kto describe: error: cannot connect to ZooKeeper at 127.0.0.1:")
+    assert dead.stderr.count("\n") == 1, dead.stderr
+    assert main(["describe", "--zookeeper", zk_chroot]) == 0  # an empty chroot is a cluster
 
 
 def test_dev_broker_is_reachable_through_kto(capsys: pytest.CaptureFixture[str]) -> None:

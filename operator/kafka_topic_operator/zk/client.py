@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,7 +256,11 @@ class ZkClient:
 
     def start(self, timeout: float = 15.0) -> None:
         try:
-            self._kazoo.start(timeout=timeout)
+            with warnings.catch_warnings():
+                # A missing chroot is for the caller to judge (the operator creates it, the
+                # read-only commands refuse it), not a library warning on the user's terminal.
+                warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)
+                self._kazoo.start(timeout=timeout)
             if self._sasl_user is not None:
                 # kazoo says connected before the SASL exchange ends: one round trip after it
                 # tells whether the server took the credentials (Kafka fails on AuthFailed too).
