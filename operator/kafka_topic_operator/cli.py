@@ -2,7 +2,9 @@
 what a cluster holds (describe), and previews of Kafka's placement rules (assign, partition-for,
 consumers).
 
-Every error is one line on stderr and exit status 2; never a traceback.
+Every error is one line on stderr, never a traceback: exit status 2 for bad input (flags, a
+chroot or topic that does not exist, a cluster no plan can balance), 1 when something could not
+be reached or started (ZooKeeper, a broker, the dev cluster).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kafka_topic_operator.kafka.errors import KafkaError
 from kafka_topic_operator.kafka.partitioner import partition_for_key
 
 EXIT_USAGE = 2
+EXIT_FAILURE = 1
 COMMANDS = (
     "assign",
     "partition-for",
@@ -409,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except RuntimeError as e:  # ZooKeeper unreachable and the like
         print(f"{command}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_FAILURE
     return 0
 
 

@@ -58,7 +58,7 @@ def test_describe_unknown_topic_and_unreachable_zookeeper_are_one_line(
     assert main(["describe", "--zookeeper", zk_chroot, "nope"]) == 2
     assert capsys.readouterr().err == "kto describe: error: topics not found: nope\n"
     dead = f"127.0.0.1:{free_port()}"
-    assert main(["describe", "--zookeeper", dead, "--timeout", "1"]) == 2
+    assert main(["describe", "--zookeeper", dead, "--timeout", "1"]) == 1  # not reached: 1
     err = capsys.readouterr().err
     assert (
         err.startswith("kto describe: error: cannot connect to ZooKeeper") and err.count("\n") == 1
@@ -83,7 +83,7 @@ def test_a_missing_chroot_and_a_dead_zookeeper_say_one_line_and_nothing_else(
         "what the brokers' zookeeper.connect says)\n"
     )
     dead = kto_describe(f"127.0.0.1:{free_port()}")
-    assert (dead.returncode, dead.stdout) == (2, "")
+    assert (dead.returncode, dead.stdout) == (1, "")
     assert dead.stderr.startswith("kto describe: error: cannot connect to ZooKeeper at 127.0.0.1:")
     assert dead.stderr.count("\n") == 1, dead.stderr
     assert main(["describe", "--zookeeper", zk_chroot]) == 0  # an empty chroot is a cluster
