@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,9 +109,21 @@ def test_expansion_rule(ids: set[int], data: st.DataObject, extra: int) -> None:
     existing = {p: partition0 for p in range(existing_count)}
     new = create_new_partitions_assignment("t", existing, brokers, existing_count + extra)
     start = new_partitions_start_index(partition0, brokers)
-    assert start == next((i for i, b in enumerate(brokers) if b.id >= partition0[0]), 0)
     assert sorted(new) == list(range(existing_count, existing_count + extra))
     expected = reference_assignment.assign_rack_unaware(
         [b.id for b in brokers], extra, rf, start, start, existing_count
     )
     assert new == expected
+
+
+@pytest.mark.parametrize(
+    ("head", "index"),
+    [(1, 0), (3, 1), (4, 2), (7, 3), (0, 0), (8, 0)],  # none >= 8: indexWhere's -1, max'd to 0
+)
+def test_new_partitions_start_at_the_first_broker_not_below_partition_0s_leader(
+    head: int, index: int
+) -> None:
+    # AdminZkClient.createNewPartitionsAssignment:
+    # math.max(0, allBrokers.indexWhere(_.id >= existingAssignmentPartition0.head))
+    brokers = [BrokerMetadata(b) for b in (1, 3, 5, 7)]
+    assert new_partitions_start_index([head, 5], brokers) == index

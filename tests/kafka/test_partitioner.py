@@ -158,12 +158,10 @@ def test_partition_count_outside_a_java_int_range_is_rejected(num_partitions: in
         partitions_for_keys([b"k"], num_partitions)
 
 
+# Agreement with the Java producer on random keys: tests/apache_kafka/test_rules_against_kafka.py.
 @given(st.binary(max_size=64), st.integers(min_value=1, max_value=INT_MAX))
-def test_partition_is_in_range_and_deterministic(key: bytes, num_partitions: int) -> None:
-    partition = partition_for_key(key, num_partitions)
-    assert 0 <= partition < num_partitions
-    assert partition_for_key(bytes(key), num_partitions) == partition
-    assert partition == to_positive(murmur2(key)) % num_partitions
+def test_partition_is_in_range(key: bytes, num_partitions: int) -> None:
+    assert 0 <= partition_for_key(key, num_partitions) < num_partitions
 
 
 @given(st.binary(max_size=64))
