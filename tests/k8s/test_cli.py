@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +44,22 @@ def test_an_unknown_engine_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
     assert exit_.value.code == 2
     assert ("engines are among local, kubernetes, sparkApplication: got 'kubernetes,spark'"
             in capsys.readouterr().err)  # fmt: skip
+
+
+def test_no_kubernetes_credentials_fail_at_once_in_one_line(tmp_path: Path) -> None:
+    # Outside a pod, with no kubeconfig: it used to retry listing KafkaTopics every 5 s forever.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
+    }
+    env["HOME"] = str(tmp_path)  # no ~/.kube/config
+    done = subprocess.run([sys.executable, "-m", "kafka_topic_operator.cli", "run",
+                           "--zookeeper", "127.0.0.1:1/never-reached"],
+                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(
+        "kto run: no Kubernetes credentials: not in a pod with a service account, and no usable "
+        "kubeconfig (KUBECONFIG or ~/.kube/config): "
+    )
+    assert done.stderr.count("\n") == 1, done.stderr

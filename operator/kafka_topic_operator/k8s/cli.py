@@ -21,6 +21,7 @@ from kafka_topic_operator.argparsing import (
     zookeeper_credentials,
 )
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+from kafka_topic_operator.k8s.kubeclient import credentials_problem
 from kafka_topic_operator.process_logging import process_logging
 from kafka_topic_operator.process_tuning import tune_garbage_collector
 from kafka_topic_operator.rebalance.spec import EngineType
@@ -173,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:  # zookeeper_credentials reports unreadable or malformed files too
         print(f"kto run: {e}", file=sys.stderr)
         return EXIT_USAGE
+    problem = credentials_problem()
+    if problem is not None:
+        print(f"kto run: {problem}", file=sys.stderr)
+        return EXIT_FAILURE
     tune_garbage_collector()
     with process_logging(args.log_level, "kopf"):
         zk = ZkClient(

@@ -13,6 +13,28 @@ _loaded = False
 
 def api_client() -> Any:
     """A new `kubernetes.client.ApiClient` with the configuration loaded once per process."""
+    import kubernetes
+
+    _load()
+    return kubernetes.client.ApiClient()
+
+
+def credentials_problem() -> str | None:
+    """Why no Kubernetes credentials can be found, if none can (checked once at start-up, so
+    that `kto run` fails at once instead of retrying forever)."""
+    import kubernetes
+
+    try:
+        _load()
+    except kubernetes.config.ConfigException as e:
+        return (
+            f"no Kubernetes credentials: not in a pod with a service account, and no usable "
+            f"kubeconfig (KUBECONFIG or ~/.kube/config): {e}"
+        )
+    return None
+
+
+def _load() -> None:
     global _loaded
     import kubernetes
 
@@ -25,4 +47,3 @@ def api_client() -> Any:
                 # KUBECONFIG read now: the client's own default froze it when it was imported.
                 config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
             _loaded = True
-    return kubernetes.client.ApiClient()
