@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -204,6 +205,11 @@ def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Se
     setup.start_broker(2)
     eventually(lambda: setup.get("audit") is None, "the resource released", timeout=60)
     assert not setup.zk.exists(znodes.topic_path("audit"))
+    # Waiting is said at INFO, not as an error.
+    log = (setup.root / "operator.log").read_text()
+    assert re.search(r"INFO Handler '[^']+' will retry: Deletion of topic 'audit' waits: "
+                     r"replicas on offline brokers 2", log), log[-5000:]  # fmt: skip
+    assert "failed temporarily" not in log, log[-5000:]
 
 
 def reason_is(setup: Setup, name: str, reason: str) -> Any:

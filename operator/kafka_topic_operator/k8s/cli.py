@@ -215,7 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     import kopf
 
-    from kafka_topic_operator.k8s import handlers
+    from kafka_topic_operator.k8s import handlers, waiting
+
+    waiting.install()
 
     if args.rebalance:
         from kafka_topic_operator.k8s import rebalance_handlers  # registers its daemon

@@ -22,6 +22,7 @@ import kopf
 from kafka_topic_operator.k8s import kopf_tuning, metrics
 from kafka_topic_operator.k8s.claims import list_claims
 from kafka_topic_operator.k8s.kubeclient import api_client
+from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
@@ -241,7 +242,7 @@ async def _reconcile(
             done = ", ".join(type(a).__name__ for a in step.plan.actions)
             kopf.info(body, reason="Reconciled", message=f"{done}: {condition.message}")
     if condition.status == "False" and condition.reason in ("Reconciling", "PartitionsOffline"):
-        raise kopf.TemporaryError(condition.message, delay=1)
+        raise waiting(condition.message, delay=1)
 
 
 def _set_condition(
@@ -376,7 +377,7 @@ def _delete(
                        Condition("False", reason, message), snapshot)  # fmt: skip
     new["deletion"] = {**new.get("deletion", {}), "requested": True}
     _set_status(patch, status, new)
-    raise kopf.TemporaryError(message, delay=DELETION_RETRY)
+    raise waiting(message, delay=DELETION_RETRY)
 
 
 __all__ = ["FINALIZER", "RUNTIME", "Runtime"]
