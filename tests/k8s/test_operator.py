@@ -20,7 +20,7 @@ from kto_testing import eventually
 
 from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
-from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
@@ -210,6 +210,25 @@ def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Se
     assert re.search(r"INFO Handler '[^']+' will retry: Deletion of topic 'audit' waits: "
                      r"replicas on offline brokers 2", log), log[-5000:]  # fmt: skip
     assert "failed temporarily" not in log, log[-5000:]
+
+
+def test_offline_partitions_are_not_retried_every_second_and_status_follows(
+    setup: Setup,
+) -> None:
+    setup.apply("lonely", replicaAssignment=[[2]])
+    setup.ready("lonely")
+    setup.kill_broker(2)
+    reason_is(setup, "lonely", "PartitionsOffline")  # the follower saw the leader go
+    # A change reconciled while the partition is offline: applied, and not retried each second.
+    patch = {"spec": {"config": {"retention.ms": "3600000"}}}
+    setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "lonely", patch)
+    eventually(lambda: admin.topic_config(setup.zk, "lonely").get("retention.ms") == "3600000",
+               "the config change written", timeout=60)  # fmt: skip
+    reason_is(setup, "lonely", "PartitionsOffline")
+    setup.start_broker(2)
+    setup.ready("lonely")  # the follower again: no retry brought it back
+    log = (setup.root / "operator.log").read_text()
+    assert "no live leader" not in log, log[-5000:]
 
 
 def reason_is(setup: Setup, name: str, reason: str) -> Any:

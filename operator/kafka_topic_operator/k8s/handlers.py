@@ -241,7 +241,10 @@ async def _reconcile(
         elif step.plan.actions:
             done = ", ".join(type(a).__name__ for a in step.plan.actions)
             kopf.info(body, reason="Reconciled", message=f"{done}: {condition.message}")
-    if condition.status == "False" and condition.reason in ("Reconciling", "PartitionsOffline"):
+    # Partitions the controller is still making are looked at again in a second. Offline ones
+    # are not: status follows the controller (FOLLOWED_REASONS), and retrying every second
+    # while a broker is down only repeated the same lines.
+    if condition.status == "False" and condition.reason == "Reconciling":
         raise waiting(condition.message, delay=1)
 
 
