@@ -47,8 +47,16 @@ def test_the_crd_names_short_name_and_category(cluster: Cluster) -> None:
     crd = yaml.safe_load(CRD_FILE.read_text())
     assert crd["spec"]["names"]["shortNames"] == ["kt"]
     assert crd["spec"]["names"]["categories"] == ["kafka"]
-    columns = [c["name"] for c in crd["spec"]["versions"][0]["additionalPrinterColumns"]]
-    assert columns == ["Topic", "Partitions", "Replicas", "Ready", "Reason", "Age"]
+    columns = {c["name"]: c["jsonPath"]
+               for c in crd["spec"]["versions"][0]["additionalPrinterColumns"]}  # fmt: skip
+    assert list(columns) == ["Topic", "Partitions", "Replicas", "Ready", "Reason", "Age"]
+    # The topic as Kafka has it (a replicaAssignment topic has no spec.partitions), from
+    # status fields the schema declares.
+    assert columns["Partitions"] == ".status.partitionCounts.total"
+    assert columns["Replicas"] == ".status.replicationFactor"
+    status = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+    assert status["properties"]["replicationFactor"]["type"] == "integer"
+    assert status["properties"]["partitionCounts"]["properties"]["total"]["type"] == "integer"
 
 
 def test_a_strimzi_style_topic_is_accepted_with_defaults(cluster: Cluster) -> None:

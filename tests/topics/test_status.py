@@ -50,6 +50,7 @@ def test_ready_when_everything_is_online() -> None:
     assert status["observedGeneration"] == 4 and status["topicId"] == "id-t"
     assert status["partitionCounts"] == {"total": 2, "online": 2, "offline": 0,
                                          "underReplicated": 0}  # fmt: skip
+    assert status["replicationFactor"] == 2  # kubectl get kt shows these two, not the spec's
     assert status["partitions"][0] == {
         "partition": 0,
         "state": "OnlinePartition",

@@ -153,7 +153,9 @@ def _topic_fields(snapshot: ClusterSnapshot, topic: TopicSnapshot) -> dict[str, 
             "online": sum(1 for p in parts if p.status(live) is PartitionStatus.ONLINE),
             "offline": sum(1 for p in parts if p.status(live) is PartitionStatus.OFFLINE),
             "underReplicated": sum(1 for p in parts if p.under_replicated()),
-        }
+        },
+        # As kafka-topics --describe counts it: partition 0's replicas.
+        "replicationFactor": len(parts[0].replicas) if parts else 0,
     }
     if topic.topic_id is not None:
         fields["topicId"] = topic.topic_id
