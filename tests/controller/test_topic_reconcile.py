@@ -75,7 +75,7 @@ def test_refusals_write_nothing(cluster: Cluster) -> None:
                                                   "config": {"retention.mss": 1}})  # fmt: skip
     assert invalid.plan.blocked == (
         Reason.INVALID_SPEC,
-        "spec.config: Unknown topic config name: retention.mss",
+        "spec.config: Unknown topic config name: retention.mss (did you mean retention.ms?)",
     )
     too_many = reconcile_topic(cluster.zk, "wide", {"partitions": 1, "replicas": 3})
     assert too_many.plan.blocked == (

@@ -170,7 +170,7 @@ def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
     assert setup.condition("bad") == (
         "False",
         "InvalidSpec",
-        "spec.config: Unknown topic config name: retention.mss",
+        "spec.config: Unknown topic config name: retention.mss (did you mean retention.ms?)",
     )
     assert not setup.zk.exists(znodes.topic_path("bad"))
     from kubernetes import client
@@ -185,7 +185,9 @@ def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
 
     (event,) = eventually(warning, "an InvalidSpec event", timeout=30)
     assert event.type == "Warning"
-    assert event.message == "spec.config: Unknown topic config name: retention.mss"
+    assert event.message == (
+        "spec.config: Unknown topic config name: retention.mss (did you mean retention.ms?)"
+    )
 
 
 def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Setup) -> None:

@@ -76,7 +76,9 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
      "'Delete' or 'Retain'"),
     # configs, with Kafka's own messages
     ("orders", {**BASE, "config": {"retention.mss": 1}}, "spec.config: Unknown topic config "
-     "name: retention.mss"),
+     "name: retention.mss (did you mean retention.ms?)"),
+    ("orders", {**BASE, "config": {"cleanup.polcy": "delete"}}, "spec.config: Unknown topic "
+     "config name: cleanup.polcy (did you mean cleanup.policy?)"),
     ("orders", {**BASE, "config": {"retention.ms": "abc"}}, "spec.config: Invalid value abc for "
      "configuration retention.ms: Not a number of type LONG"),
     ("orders", {**BASE, "config": {"retention.ms": True}}, "spec.config: Invalid value true for "

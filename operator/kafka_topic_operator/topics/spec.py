@@ -8,6 +8,7 @@ brokers and existing topics, which need I/O, are checked by the reconciler's pla
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -16,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from kafka_topic_operator.kafka.assignment import RackAwareMode
-from kafka_topic_operator.kafka.configs import normalize_topic_config
+from kafka_topic_operator.kafka.configs import TOPIC_CONFIGS, normalize_topic_config
 from kafka_topic_operator.kafka.errors import (
     InvalidConfigurationException,
     InvalidReplicaAssignmentException,
@@ -106,7 +107,7 @@ def desired_topic(resource_name: str, spec: Mapping[str, Any]) -> DesiredTopic:
     try:
         config = normalize_topic_config(parsed.config)
     except InvalidConfigurationException as e:
-        raise InvalidSpec(f"spec.config: {e}") from None
+        raise InvalidSpec(f"spec.config: {e}{_did_you_mean(parsed.config)}") from None
     return DesiredTopic(
         name=name,
         partitions=partitions,
@@ -181,3 +182,12 @@ def validation_message(error: ValidationError) -> str:
         path = ".".join(str(part) for part in ("spec", *item["loc"]))
         lines.append(f"{path}: {item['msg']}")
     return "; ".join(lines)
+
+
+def _did_you_mean(config: Mapping[str, Any]) -> str:
+    """A hint after Kafka's own message for a misspelt config name: the closest real one."""
+    for name in config:
+        if name not in TOPIC_CONFIGS:
+            close = difflib.get_close_matches(name, TOPIC_CONFIGS, n=1, cutoff=0.8)
+            return f" (did you mean {close[0]}?)" if close else ""
+    return ""
