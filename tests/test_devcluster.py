@@ -24,6 +24,13 @@ metadata:
 spec:
   partitions: 6
   replicas: 3
+---
+apiVersion: kto.dev/v1
+kind: KafkaTopic
+metadata:
+  name: placed
+spec:
+  replicaAssignment: [[0, 1], [1, 2]]
 """
 
 
@@ -65,8 +72,24 @@ def test_up_kubectl_and_down(tmp_path: Path) -> None:
         assert table.split("\n")[1].split()[:6] == [
             "kafkatopic.kto.dev/orders", "orders", "6", "3", "True", "Created",
         ]  # fmt: skip
+        # Partitions and replicas as Kafka has them, for a topic placed by hand too.
+        eventually(lambda: kubectl("get", "kt", "placed", "-o", f"jsonpath={ready}") == "True",
+                   "placed Ready through kubectl", timeout=60)  # fmt: skip
+        assert kubectl("get", "kt", "placed").split("\n")[1].split()[:5] == [
+            "placed", "placed", "2", "2", "True",
+        ]  # fmt: skip
         described = kto("describe", "--zookeeper", state["zookeeper"], "orders", cwd=tmp_path)
         assert "PartitionCount: 6" in described.stdout
+        # A broker stopped (killed), stopped again, and started at once: the start waits for
+        # the killed one's registration to expire instead of exiting on it.
+        assert kto("dev-cluster", "stop-broker", "--id", "2", cwd=tmp_path).returncode == 0
+        again = kto("dev-cluster", "stop-broker", "--id", "2", cwd=tmp_path)
+        assert (again.returncode, again.stderr) == (1, "kto dev-cluster: broker 2 is not running\n")
+        restarted = kto("dev-cluster", "start-broker", "--id", "2", cwd=tmp_path)
+        assert restarted.returncode == 0, restarted.stderr
+        assert restarted.stdout.splitlines()[-1] == "broker 2 started"
+        running = kto("dev-cluster", "status", cwd=tmp_path)
+        assert running.returncode == 0 and "dev broker 2: running" in running.stdout
     finally:
         stopped = kto("dev-cluster", "down", cwd=tmp_path)
     assert stopped.returncode == 0 and stopped.stdout.strip() == "dev cluster stopped"

@@ -35,6 +35,9 @@ CRDS = Path(__file__).resolve().parents[2] / "crds"
 BROKERS = (0, 1, 2)
 KAFKA_RACKS = ("a", "b", "c")
 STARTUP_TIMEOUT = 60.0
+# A dev broker's ZooKeeper session timeout (kto dev-broker --session-timeout's default): how long
+# a killed one's registration lingers.
+TWIN_SESSION_SECONDS = 18.0
 
 
 class DevClusterError(RuntimeError):
@@ -223,6 +226,23 @@ def _start_broker(directory: Path, connect: str, broker: int) -> int:
                   directory / f"broker-{broker}.log")  # fmt: skip
 
 
+def _start_twin_broker(directory: Path, connect: str, broker: int) -> int:
+    """A dev broker started again: once its killed predecessor's registration has expired
+    (before, it would find the znode taken and exit), and waited for until it registers."""
+    try:
+        kafka_broker.wait_unregistered(
+            connect, broker, TWIN_SESSION_SECONDS + 10,
+            waiting=lambda: print(f"waiting for broker {broker}'s previous registration to expire "
+                                  f"(its ZooKeeper session: up to {TWIN_SESSION_SECONDS:g} s)"),
+        )  # fmt: skip
+        pid = _start_broker(directory, connect, broker)
+        log = directory / f"broker-{broker}.log"
+        kafka_broker.wait_registered(connect, broker, pid, log, STARTUP_TIMEOUT)
+    except kafka_broker.KafkaBrokerError as e:
+        raise DevClusterError(str(e)) from None
+    return pid
+
+
 def _kafka_spec(directory: Path, state: dict[str, Any], broker: int) -> kafka_broker.BrokerSpec:
     """A real broker as `up` made it: the same port, rack and log directory every start."""
     settings = state["kafka"][str(broker)]
@@ -257,6 +277,8 @@ def stop_broker(directory: Path, broker: int, *, kill: bool = False) -> None:
     a killed broker's session expires and the controller sees it die."""
     state = _running_state(directory)
     pid = state["brokers"][str(broker)]
+    if not alive(pid):
+        raise DevClusterError(f"broker {broker} is not running")
     if "kafka" in state:
         kafka_broker.terminate(pid, kill=kill)
         return
@@ -273,7 +295,7 @@ def start_broker(directory: Path, broker: int) -> None:
     if "kafka" in state:
         pid = _spawn_kafka_broker(directory, state, broker)
     else:
-        pid = _start_broker(directory, state["zookeeper"], broker)
+        pid = _start_twin_broker(directory, state["zookeeper"], broker)
     state["pids"] = [pid if p == state["brokers"][str(broker)] else p for p in state["pids"]]
     state["brokers"][str(broker)] = pid
     _state_file(directory).write_text(json.dumps(state, indent=2))
@@ -291,22 +313,38 @@ def _running_state(directory: Path) -> dict[str, Any]:
 
 def _stop(pids: Sequence[int]) -> None:
     for pid in reversed(pids):  # the operator first, ZooKeeper last
+        _stop_together([pid])
+
+
+def _stop_together(pids: Sequence[int]) -> None:
+    """SIGTERM to each, then up to 30 s for all of them to end, then SIGKILL."""
+    running = [pid for pid in pids if alive(pid)]
+    for pid in running:
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in running) and time.monotonic() < deadline:
+        for pid in running:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)  # reaps it when it is our child
+        time.sleep(0.1)
+    for pid in running:
         if alive(pid):
-            os.killpg(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 30
-            while alive(pid) and time.monotonic() < deadline:
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)  # reaps it when it is our child
-                time.sleep(0.1)
-            if alive(pid):
-                os.killpg(pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGKILL)
 
 
 def down(directory: Path) -> bool:
     state_path = _state_file(directory)
     if not state_path.exists():
         return False
-    _stop(json.loads(state_path.read_text())["pids"])
+    state = json.loads(state_path.read_text())
+    if "kafka" in state:  # Kafka's brokers shut down under control one at a time, as before
+        _stop(state["pids"])
+    else:
+        # Dev brokers first and together, while the operator's embedded controller is there to
+        # grant their controlled shutdowns (stopped after it, each retried for seconds).
+        brokers = [int(pid) for pid in state["brokers"].values()]
+        _stop_together(brokers)
+        _stop([pid for pid in state["pids"] if pid not in brokers])
     state_path.unlink()
     return True
 

@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,13 +214,37 @@ def spawn(spec: BrokerSpec) -> subprocess.Popen[bytes]:
 
 
 def _wait_unregistered(spec: BrokerSpec) -> None:
-    deadline = time.monotonic() + spec.session_timeout_ms / 1000 + 10
-    while _registration(spec.zookeeper, spec.broker_id) is not None:
+    wait_unregistered(spec.zookeeper, spec.broker_id, spec.session_timeout_ms / 1000 + 10)
+
+
+def wait_unregistered(zookeeper: str, broker_id: int, timeout: float,
+                      waiting: Callable[[], None] | None = None) -> None:  # fmt: skip
+    """Until `/brokers/ids/<id>` is gone: a killed broker's lingers until its session expires,
+    and a broker started before then finds it taken and exits. `waiting` is called once if
+    it is there at first."""
+    deadline = time.monotonic() + timeout
+    if waiting is not None and _registration(zookeeper, broker_id) is not None:
+        waiting()
+    while _registration(zookeeper, broker_id) is not None:
         if time.monotonic() > deadline:
             raise KafkaBrokerError(
-                f"broker {spec.broker_id} is already registered in {spec.zookeeper} "
-                "by another process"
+                f"broker {broker_id} is already registered in {zookeeper} by another process"
             )
+        time.sleep(0.2)
+
+
+def wait_registered(zookeeper: str, broker_id: int, pid: int, log: Path, timeout: float) -> None:
+    """Until the process `pid` has registered broker `broker_id`, or fails saying why."""
+    deadline = time.monotonic() + timeout
+    while _registration(zookeeper, broker_id) is None:
+        if not alive(pid):
+            last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise KafkaBrokerError(
+                f"broker {broker_id} exited during start-up: {' '.join(last) or 'no output'} "
+                f"(see {log})"
+            )
+        if time.monotonic() > deadline:
+            raise KafkaBrokerError(f"broker {broker_id} did not register within {timeout:.0f} s")
         time.sleep(0.2)
 
 
