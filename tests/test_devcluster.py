@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,16 @@ def test_up_kubectl_and_down(tmp_path: Path) -> None:
     try:
         state = json.loads((tmp_path / ".kto" / "dev-cluster" / "state.json").read_text())
         assert kto("dev-cluster", "status", cwd=tmp_path).returncode == 0
+        # The hints work as printed: full paths, and the operator's endpoints answer.
+        hints = started.stdout
+        assert f"{Path(sys.executable).parent / 'kto'} describe --zookeeper" in hints
+        assert f"{KUBECTL} get kt" in hints
+        assert f"operator metrics {state['metrics']}, liveness {state['liveness']}" in hints
+        with urllib.request.urlopen(state["metrics"], timeout=10) as answer:
+            assert b"kto_" in answer.read()
+        with urllib.request.urlopen(state["liveness"], timeout=10) as answer:
+            assert answer.status == 200
+        assert state["metrics"] in kto("dev-cluster", "status", cwd=tmp_path).stdout
         env = {**os.environ, "KUBECONFIG": str(tmp_path / ".kto" / "kubeconfig")}
 
         def kubectl(*args: str, stdin: str | None = None) -> str:
@@ -97,3 +108,13 @@ def test_up_kubectl_and_down(tmp_path: Path) -> None:
         assert (
             not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
         )
+    # Stopped, the cluster keeps its data: `up` brings its topics back. `down --reset` removes
+    # it, so the next `up` (as the demo does each run) starts empty.
+    directory = tmp_path / ".kto" / "dev-cluster"
+    assert (directory / "apiserver.json").exists() and (directory / "zookeeper").is_dir()
+    reset = kto("dev-cluster", "down", "--reset", cwd=tmp_path)
+    assert reset.returncode == 0, reset.stderr
+    assert reset.stdout.splitlines()[-1] == (
+        f"its data removed from {Path('.kto') / 'dev-cluster'}: the next `up` starts empty"
+    )
+    assert sorted(p.name for p in directory.iterdir()) == []

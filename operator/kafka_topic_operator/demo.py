@@ -176,12 +176,15 @@ def cluster(down: bool, kafka: bool = True) -> None:
     if kafka:
         print("\n=== The dev cluster on Apache Kafka: ZooKeeper, three real Kafka brokers on three "
               "racks (Kafka's own controller), the Kubernetes API emulator and the operator\n"
-              "$ kto dev-cluster up --kafka", flush=True)  # fmt: skip
+              "$ kto dev-cluster down --reset; kto dev-cluster up --kafka", flush=True)  # fmt: skip
     else:
         print("\n=== The dev cluster: ZooKeeper, three dev brokers on three racks, the Kubernetes "
-              "API emulator and the operator with its embedded controller\n$ kto dev-cluster up",
+              "API emulator and the operator with its embedded controller\n"
+              "$ kto dev-cluster down --reset; kto dev-cluster up",
               flush=True)  # fmt: skip
-    devcluster.down(CLUSTER_DIR)
+    # A fresh cluster every time, so the demo can run again: the last run's topics and
+    # resources (and any of yours in the dev cluster) are removed first.
+    devcluster.down(CLUSTER_DIR, reset=True)
     state = devcluster.up(CLUSTER_DIR, KUBECONFIG, kafka=kafka)
     zookeeper = state["zookeeper"]
     print(f"ZooKeeper {zookeeper}, API {state['api']}")

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,6 +53,12 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
         "controller (--kafka), or dev brokers with this project's controller.",
     )
     parser.add_argument("action", choices=["up", "down", "status", "stop-broker", "start-broker"])
+    parser.add_argument(
+        "--reset",
+        action="store_true",
+        help="down: also remove the cluster's data (ZooKeeper, brokers' logs, the API emulator's "
+        "saved resources), so that the next `up` starts empty",
+    )
     parser.add_argument("--id", type=int, choices=BROKERS, help="the broker to stop or start")
     parser.add_argument(
         "--kafka",
@@ -332,7 +339,24 @@ def _stop_together(pids: Sequence[int]) -> None:
             os.killpg(pid, signal.SIGKILL)
 
 
-def down(directory: Path) -> bool:
+# What `up` keeps in its directory: removed by `down --reset` (and nothing else there).
+DATA = ("zookeeper", "data-*", "kafka-*", "apiserver.json", "*.log", "state.json")
+
+
+def down(directory: Path, *, reset: bool = False) -> bool:
+    """Stops the cluster (False: none was running); with `reset`, removes its data too."""
+    stopped = _down(directory)
+    if reset:
+        for pattern in DATA:
+            for path in directory.glob(pattern):
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+    return stopped
+
+
+def _down(directory: Path) -> bool:
     state_path = _state_file(directory)
     if not state_path.exists():
         return False
@@ -378,11 +402,18 @@ def _controller(zookeeper: str) -> int | None:
         client.stop()
 
 
+def _kubectl() -> str:
+    """The project's kubectl (`make setup` fetches it), else whichever is on the PATH."""
+    fetched = Path(__file__).resolve().parents[2] / ".kto" / "bin" / "kubectl"
+    return str(fetched) if fetched.exists() else "kubectl"
+
+
 def status_lines(state: dict[str, Any]) -> list[str]:
     """What `status` prints: the processes, then each broker with its address."""
     alive = sum(state["alive"].values())
+    operator = f"  operator metrics {state.get('metrics')}, liveness {state.get('liveness')}"
     lines = [f"dev cluster: {alive} of {len(state['alive'])} processes running; "
-             f"ZooKeeper {state['zookeeper']}, API {state['api']}"]  # fmt: skip
+             f"ZooKeeper {state['zookeeper']}, API {state['api']}", operator]  # fmt: skip
     kind = "Kafka broker" if "kafka" in state else "dev broker"
     for broker, pid in sorted(state["brokers"].items()):
         running = "running" if state["alive"].get(str(pid)) else "stopped"
@@ -403,12 +434,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"dev cluster up: ZooKeeper {state['zookeeper']}, API {state['api']}")
             if args.kafka:
                 print(f"  Apache Kafka {KAFKA_VERSION} brokers: {state['bootstrap']}")
+            kto = Path(sys.executable).parent / "kto"
+            print(f"  operator metrics {state['metrics']}, liveness {state['liveness']}")
             print(f"  export KUBECONFIG={state['kubeconfig']}")
-            print("  kubectl get kt    # KafkaTopics; kto describe --zookeeper "
-                  f"{state['zookeeper']}")  # fmt: skip
-            print("  kto dev-cluster down   # stops it")
+            print(f"  {_kubectl()} get kt    # KafkaTopics")
+            print(f"  {kto} describe --zookeeper {state['zookeeper']}")
+            print(f"  {kto} dev-cluster down   # stops it (--reset: and removes its data)")
         elif args.action == "down":
-            print("dev cluster stopped" if down(args.dir) else f"no dev cluster in {args.dir}")
+            stopped = down(args.dir, reset=args.reset)
+            print("dev cluster stopped" if stopped else f"no dev cluster in {args.dir}")
+            if args.reset:
+                print(f"its data removed from {args.dir}: the next `up` starts empty")
         elif args.action in ("stop-broker", "start-broker"):
             if args.id is None:
                 raise DevClusterError(f"{args.action} needs --id")
