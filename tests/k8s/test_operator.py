@@ -282,6 +282,12 @@ def test_retain_and_unmanaged_resources_release_without_deleting(setup: Setup) -
     setup.apply("left", annotations={"kto.dev/managed": "false"}, partitions=1, replicas=1)
     reason_is(setup, "left", "Unmanaged")
     assert not setup.zk.exists(znodes.topic_path("left"))
+    # Managed again by the annotation alone: created at once, not at the next drift pass.
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "left",
+        {"metadata": {"annotations": {"kto.dev/managed": None}}},
+    )  # fmt: skip
+    eventually(lambda: setup.zk.exists(znodes.topic_path("left")), "left created", timeout=20)
 
 
 def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
@@ -289,13 +295,18 @@ def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
                 replicas=1)  # fmt: skip
     reason_is(setup, "later", "ReconciliationPaused")
     assert not setup.zk.exists(znodes.topic_path("later"))
+    # Resumed by the annotation alone: reconciled at once, not at the next drift pass.
     setup.api.patch_namespaced_custom_object(
         GROUP, VERSION, "default", PLURAL, "later",
-        {"metadata": {"annotations": {"kto.dev/pause-reconciliation": None}},
-         "spec": {"partitions": 2}},
+        {"metadata": {"annotations": {"kto.dev/pause-reconciliation": None}}},
     )  # fmt: skip
-    setup.ready("later")
-    assert len(topic_partitions(setup.zk, "later")) == 2
+    ready = ("True", "Created", "The topic is as declared")
+    eventually(lambda: setup.condition("later") == ready, "Ready well before a drift pass (60 s)",
+               timeout=20)  # fmt: skip
+    assert len(topic_partitions(setup.zk, "later")) == 1
+    setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "later",
+                                             {"spec": {"partitions": 2}})  # fmt: skip
+    eventually(lambda: len(topic_partitions(setup.zk, "later")) == 2, "2 partitions", 60)
 
 
 def test_an_existing_topic_is_adopted_only_as_it_is(setup: Setup) -> None:

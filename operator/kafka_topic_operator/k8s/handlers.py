@@ -148,6 +148,11 @@ def _owner(topic: str) -> tuple[str, str] | None:
 @kopf.on.resume(GROUP, VERSION, PLURAL, when=_selected)
 @kopf.on.create(GROUP, VERSION, PLURAL, when=_selected)
 @kopf.on.update(GROUP, VERSION, PLURAL, field="spec", when=_selected)
+# Pausing or resuming, and managing or releasing, take effect at once, not at the next drift pass.
+@kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", PAUSE),
+                id="reconcile/paused", when=_selected)  # fmt: skip
+@kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", MANAGED),
+                id="reconcile/managed", when=_selected)  # fmt: skip
 async def reconcile(**kwargs: Any) -> None:
     """Async: it waits on the batcher's future in kopf's loop, not in one of kopf's threads."""
     with _handling(kwargs):
