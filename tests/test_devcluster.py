@@ -100,7 +100,14 @@ def test_up_kubectl_and_down(tmp_path: Path) -> None:
         assert restarted.returncode == 0, restarted.stderr
         assert restarted.stdout.splitlines()[-1] == "broker 2 started"
         running = kto("dev-cluster", "status", cwd=tmp_path)
-        assert running.returncode == 0 and "dev broker 2: running" in running.stdout
+        assert running.returncode == 0, running.stdout
+        lines = running.stdout.splitlines()
+        assert lines[0] == "dev cluster: 6 of 6 processes running"
+        assert [line.split(":")[0].split()[0] for line in lines[1:4]] == [
+            "ZooKeeper", "API", "operator",
+        ]  # fmt: skip
+        assert all(": running (pid " in line for line in lines[1:7]), lines
+        assert lines[4].startswith("  dev broker 0: running (pid ")
     finally:
         stopped = kto("dev-cluster", "down", cwd=tmp_path)
     assert stopped.returncode == 0 and stopped.stdout.strip() == "dev cluster stopped"

@@ -411,16 +411,25 @@ def _kubectl() -> str:
 def status_lines(state: dict[str, Any]) -> list[str]:
     """What `status` prints: the processes, then each broker with its address."""
     alive = sum(state["alive"].values())
-    operator = f"  operator metrics {state.get('metrics')}, liveness {state.get('liveness')}"
-    lines = [f"dev cluster: {alive} of {len(state['alive'])} processes running; "
-             f"ZooKeeper {state['zookeeper']}, API {state['api']}", operator]  # fmt: skip
+
+    def running(pid: int) -> str:
+        return f"running (pid {pid})" if state["alive"].get(str(pid)) else "stopped"
+
+    # `up` starts ZooKeeper first, the API emulator and the operator last.
+    pids = state["pids"]
+    lines = [
+        f"dev cluster: {alive} of {len(state['alive'])} processes running",
+        f"  ZooKeeper {state['zookeeper']}: {running(pids[0])}",
+        f"  API emulator {state['api']}: {running(pids[-2])}",
+        f"  operator (metrics {state.get('metrics')}, liveness {state.get('liveness')}): "
+        f"{running(pids[-1])}",
+    ]
     kind = "Kafka broker" if "kafka" in state else "dev broker"
     for broker, pid in sorted(state["brokers"].items()):
-        running = "running" if state["alive"].get(str(pid)) else "stopped"
         settings = state.get("kafka", {}).get(broker)
         where = f" 127.0.0.1:{settings['port']} rack {settings['rack']}" if settings else ""
         role = ", controller" if state.get("controller") == int(broker) else ""
-        lines.append(f"  {kind} {broker}{where}: {running}{role}")
+        lines.append(f"  {kind} {broker}{where}: {running(pid)}{role}")
     if "kafka" not in state:
         lines.append("  controller: this project's (embedded in the operator)")
     return lines
