@@ -176,6 +176,27 @@ def test_lowering_the_replication_factor_keeps_the_preferred_leader_and_moves_no
     assert all(len(t) == 2 for t in reassign.targets.values())
 
 
+def test_growth_blocked_by_a_dead_broker_says_why_in_the_users_terms_and_what_waits() -> None:
+    # Replication factor 3 -> 2, 3 -> 4 partitions and a config change, broker 2 dead: new
+    # partitions take partition 0's replication factor (3) as Kafka's rule has it, which two
+    # live brokers cannot hold; the plan applies nothing, and says so.
+    current = actual((0, 1, 2), (1, 2, 0), (2, 0, 1))
+    asked = desired(partitions=4, rf=2, config={"retention.ms": "1000"})
+    result = plan(asked, current, brokers(0, 1))
+    assert blocked(result) == (
+        Reason.BROKERS_UNAVAILABLE,
+        "New partitions take partition 0's replication factor (3) until the change to 2 is "
+        "done: Replication factor: 3 larger than available brokers: 2. Held back with the new "
+        "partitions: the config change, the replica changes. All are tried again at the next "
+        "drift pass or change of the resource.",
+    )
+    # Alone, the growth keeps Kafka's own message.
+    assert blocked(plan(desired(partitions=4, rf=3), current, brokers(0, 1))) == (
+        Reason.BROKERS_UNAVAILABLE,
+        "Replication factor: 3 larger than available brokers: 2.",
+    )
+
+
 def test_raising_prefers_a_rack_the_partition_does_not_use() -> None:
     current = actual((0,), (1,))
     cluster = brokers(0, 1, 2, 3, racks="aabb")

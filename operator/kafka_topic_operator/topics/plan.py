@@ -178,6 +178,15 @@ def _plan_create(desired: DesiredTopic, cluster: Cluster, rng: RandomSource | No
     return Plan(actions=(CreateTopic(assignment, dict(desired.config)),))
 
 
+# What a blocked plan also holds back, as status says it.
+HELD_BACK: dict[type, str] = {
+    ChangeConfig: "the config change",
+    Reassign: "the replica changes",
+    AddPartitions: "the new partitions",
+    CreateTopic: "the topic",
+}
+
+
 def _plan_update(
     desired: DesiredTopic, actual: ActualTopic, cluster: Cluster, rng: RandomSource | None
 ) -> Plan:
@@ -206,11 +215,40 @@ def _plan_update(
     if desired.partitions > len(current):
         added = _added_partitions(desired, current, cluster, rng)
         if isinstance(added, Plan):
-            return Plan(actions=tuple(actions), blocked=added.blocked)
+            return Plan(
+                actions=tuple(actions), blocked=_held_back(added, desired, current, actions)
+            )
         if reassigning:
             return _reassignment_in_progress(desired, actions)
         actions.append(AddPartitions(added))
     return Plan(actions=tuple(actions))
+
+
+def _held_back(
+    refused: Plan,
+    desired: DesiredTopic,
+    current: Mapping[int, tuple[int, ...]],
+    actions: Sequence[Action],
+) -> tuple[Reason, str]:
+    """Why partitions cannot be added, in the user's terms: new partitions take partition 0's
+    current replication factor (Kafka's rule), not the one the spec asks for; and what else
+    waits with them, since a blocked plan applies nothing."""
+    assert refused.blocked is not None
+    reason, message = refused.blocked
+    now = len(current[min(current)])
+    unavailable = reason is Reason.BROKERS_UNAVAILABLE and desired.assignment is None
+    if unavailable and now != desired.replication_factor:
+        message = (
+            f"New partitions take partition 0's replication factor ({now}) until the change "
+            f"to {desired.replication_factor} is done: {message}"
+        )
+    if actions:
+        held = ", ".join(HELD_BACK[type(a)] for a in actions)
+        message += (
+            f" Held back with the new partitions: {held}. All are tried again at the next "
+            "drift pass or change of the resource."
+        )
+    return reason, message
 
 
 def _reassignment_in_progress(desired: DesiredTopic, actions: Sequence[Action]) -> Plan:
