@@ -162,6 +162,16 @@ def test_a_topic_is_created_grown_and_deleted(setup: Setup) -> None:
     eventually(lambda: setup.get("orders") is None, "the resource released", timeout=60)
     assert not setup.zk.exists(znodes.topic_path("orders"))
     assert not setup.zk.exists(znodes.topic_config_path("orders"))
+    # What was done, as kubectl describe shows it.
+    deleted = ("Normal", "Deleted", "Topic 'orders' deleted")
+    said = eventually(lambda: (e := events_of("orders")) and deleted in e and e,
+                      "the events of what was done", 30)  # fmt: skip
+    assert sorted(said) == sorted([
+        ("Normal", "Created", "Topic 'orders' created: 3 partitions, replication factor 3"),
+        ("Normal", "PartitionsAdded", "Topic 'orders': 2 partitions added"),
+        ("Normal", "DeletionStarted", "Topic 'orders' marked for deletion"),
+        deleted,
+    ])  # fmt: skip
 
 
 def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
@@ -207,6 +217,16 @@ def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Se
     setup.start_broker(2)
     eventually(lambda: setup.get("audit") is None, "the resource released", timeout=60)
     assert not setup.zk.exists(znodes.topic_path("audit"))
+    # What kubectl describe shows: the deletion started, a warning when it began to wait on
+    # the dead broker (once), and its end.
+    deleted = ("Normal", "Deleted", "Topic 'audit' deleted")
+    said = eventually(lambda: (e := events_of("audit")) and deleted in e and e,
+                      "the deletion's events", 30)  # fmt: skip
+    assert ("Normal", "DeletionStarted", "Topic 'audit' marked for deletion") in said
+    waits = [e for e in said if e[1] == "DeletionIneligible"]
+    assert [(t, m.split(": ")[-1]) for t, _, m in waits] == [
+        ("Warning", "replicas on offline brokers 2 (deletion resumes when they return)")
+    ]
     # Waiting is said at INFO, not as an error.
     log = (setup.root / "operator.log").read_text()
     assert re.search(r"INFO Handler '[^']+' will retry: Deletion of topic 'audit' waits: "
@@ -231,6 +251,16 @@ def test_offline_partitions_are_not_retried_every_second_and_status_follows(
     setup.ready("lonely")  # the follower again: no retry brought it back
     log = (setup.root / "operator.log").read_text()
     assert "no live leader" not in log, log[-5000:]
+
+
+def events_of(name: str) -> list[tuple[str, str, str]]:
+    """(type, reason, message) of the events about a resource, oldest first."""
+    from kubernetes import client
+
+    found = client.CoreV1Api().list_namespaced_event(
+        "default", field_selector=f"involvedObject.name={name}"
+    )
+    return [(e.type, e.reason, e.message) for e in found.items]
 
 
 def reason_is(setup: Setup, name: str, reason: str) -> Any:

@@ -21,6 +21,7 @@ from kafka_topic_operator.topics.plan import (
     Reason,
     Reassign,
     adoption_differences,
+    announcement,
     plan,
 )
 from kafka_topic_operator.topics.spec import DeletionPolicy, DesiredTopic
@@ -240,3 +241,18 @@ def test_a_replication_factor_change_is_minimal_and_valid(rows: list[list[int]],
         kept = min(rf, len(rows[p]))
         assert replicas[0] == rows[p][0]  # the preferred leader stays
         assert len(set(replicas) & set(rows[p])) == kept
+
+
+def test_each_action_is_announced_as_an_event_says_it() -> None:
+    assert announcement("orders", CreateTopic({0: (0, 1), 1: (1, 2)}, {})) == (
+        "Created", "Topic 'orders' created: 2 partitions, replication factor 2",
+    )  # fmt: skip
+    assert announcement("orders", AddPartitions({2: (0, 1), 3: (1, 2)})) == (
+        "PartitionsAdded", "Topic 'orders': 2 partitions added",
+    )  # fmt: skip
+    assert announcement("orders", Reassign({0: (0, 1, 2)}, 1)) == (
+        "ReplicasChanged", "Topic 'orders': replicas of 1 partitions changing, 1 placed anew",
+    )  # fmt: skip
+    assert announcement("orders", ChangeConfig({"retention.ms": "1000"})) == (
+        "ConfigChanged", "Topic 'orders': config now retention.ms=1000",
+    )  # fmt: skip

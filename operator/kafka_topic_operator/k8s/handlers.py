@@ -31,6 +31,7 @@ from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.batcher import ReconcileBatcher
 from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.topics.ownership import TopicClaims, claim_of, topic_of
+from kafka_topic_operator.topics.plan import announcement
 from kafka_topic_operator.topics.reconcile import Request
 from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
 from kafka_topic_operator.topics.status import (
@@ -102,6 +103,8 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.persistence.progress_storage = kopf.StatusProgressStorage()
     settings.persistence.diffbase_storage = kopf_tuning.StatusDiffBaseStorage()
     kopf_tuning.skip_empty_patch_copies()
+    # kopf's own log lines ("Handler ... succeeded") become events from this level up; the
+    # events for what was done are posted explicitly (kopf.event, whatever this level).
     settings.posting.level = logging.WARNING
     # Deletion handlers (threads) wait on ZooKeeper most of the time: more of them in flight
     # than kopf's default. Reconciles are async and wait on the batcher instead.
@@ -243,9 +246,10 @@ async def _reconcile(
         # Events for what users should see: what was done, and why nothing could be.
         if step.plan.blocked is not None:
             kopf.warn(body, reason=condition.reason, message=condition.message)
-        elif step.plan.actions:
-            done = ", ".join(type(a).__name__ for a in step.plan.actions)
-            kopf.info(body, reason="Reconciled", message=f"{done}: {condition.message}")
+        elif step.desired is not None:
+            for action in step.plan.actions:
+                reason, message = announcement(step.desired.name, action)
+                kopf.event(body, type="Normal", reason=reason, message=message)
     # Partitions the controller is still making are looked at again in a second. Offline ones
     # are not: status follows the controller (FOLLOWED_REASONS), and retrying every second
     # while a broker is down only repeated the same lines.
@@ -330,6 +334,10 @@ def delete(**kwargs: Any) -> None:
         _delete(**kwargs)
 
 
+def _say_deleted(body: kopf.Body, topic: str) -> None:
+    kopf.event(body, type="Normal", reason="Deleted", message=f"Topic '{topic}' deleted")
+
+
 def _delete(
     name: str,
     namespace: str | None,
@@ -337,6 +345,7 @@ def _delete(
     meta: Mapping[str, Any],
     status: Mapping[str, Any],
     patch: kopf.Patch,
+    body: kopf.Body,
     **_: Any,
 ) -> None:
     annotations = meta.get("annotations") or {}
@@ -353,10 +362,12 @@ def _delete(
     if owner is not None and owner != (namespace or "", name):
         return  # the topic belongs to another resource
     zk = runtime().zk
+    asked = status.get("deletion", {}).get("requested") if isinstance(status, Mapping) else None
     if not zk.exists(znodes.topic_path(desired.name)):
+        if asked:  # the controller finished what this handler started
+            _say_deleted(body, desired.name)
         return
     marker = znodes.delete_topic_path(desired.name)
-    asked = status.get("deletion", {}).get("requested") if isinstance(status, Mapping) else None
     if not zk.exists(marker):
         if asked:
             message = (
@@ -371,8 +382,11 @@ def _delete(
             TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException
         ):
             admin.delete_topic(zk, desired.name)
+            kopf.event(body, type="Normal", reason="DeletionStarted",
+                      message=f"Topic '{desired.name}' marked for deletion")  # fmt: skip
     snapshot = read_cluster(zk, [desired.name], list_topics=False)
     if desired.name not in snapshot.topics:
+        _say_deleted(body, desired.name)
         return
     blockers = snapshot.deletion_blockers(desired.name)
     reason = "DeletionIneligible" if blockers else "DeletionInProgress"
@@ -384,7 +398,8 @@ def _delete(
     new = topic_status(desired.name, int(meta.get("generation") or 0),
                        Condition("False", reason, message), snapshot)  # fmt: skip
     new["deletion"] = {**new.get("deletion", {}), "requested": True}
-    _set_status(patch, status, new)
+    if _set_status(patch, status, new) and blockers:  # said once, when the wait starts
+        kopf.warn(body, reason=reason, message=message)
     raise waiting(message, delay=DELETION_RETRY)
 
 

@@ -601,7 +601,7 @@ def _show_proposal(resource: Resource, proposal: str, directory: Path) -> None:
         if older.name != proposal and older.is_dir():
             shutil.rmtree(older, ignore_errors=True)
     if not auto_approved(resource.annotations):
-        kopf.info(resource.body, reason="ProposalReady", message=message)
+        kopf.event(resource.body, type="Normal", reason="ProposalReady", message=message)
 
 
 def _run_local_job(

@@ -92,6 +92,21 @@ class Reassign:
 Action = CreateTopic | ChangeConfig | AddPartitions | Reassign
 
 
+def announcement(topic: str, action: Action) -> tuple[str, str]:
+    """(reason, message) of the Kubernetes event saying what an action did."""
+    if isinstance(action, CreateTopic):
+        rf = len(action.assignment[min(action.assignment)]) if action.assignment else 0
+        shape = f"{len(action.assignment)} partitions, replication factor {rf}"
+        return "Created", f"Topic '{topic}' created: {shape}"
+    if isinstance(action, AddPartitions):
+        return "PartitionsAdded", f"Topic '{topic}': {len(action.new)} partitions added"
+    if isinstance(action, Reassign):
+        moving = f"replicas of {len(action.targets)} partitions changing"
+        return "ReplicasChanged", f"Topic '{topic}': {moving}, {action.moves} placed anew"
+    changed = ", ".join(f"{k}={v}" for k, v in sorted(action.config.items())) or "defaults"
+    return "ConfigChanged", f"Topic '{topic}': config now {changed}"
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     actions: tuple[Action, ...] = ()
