@@ -234,6 +234,27 @@ def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Se
     assert "failed temporarily" not in log, log[-5000:]
 
 
+def test_retain_during_a_stuck_deletion_releases_the_resource_and_says_the_topic_still_goes(
+    setup: Setup,
+) -> None:
+    setup.apply("doomed", replicaAssignment=[[2]])
+    setup.ready("doomed")
+    setup.kill_broker(2)
+    setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "doomed")
+    reason_is(setup, "doomed", "DeletionIneligible")
+    setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "doomed",
+                                             {"spec": {"deletionPolicy": "Retain"}})  # fmt: skip
+    eventually(lambda: setup.get("doomed") is None, "the resource released", timeout=60)
+    said = events_of("doomed")
+    assert ("Warning", "DeletionAlreadyRequested",
+            "deletionPolicy Retain releases this resource, but the deletion of topic 'doomed' "
+            "was already requested and Kafka's controller finishes it once it can (when the "
+            "offline brokers return)") in said  # fmt: skip
+    # As said: Kafka's controller kept the deletion queued, and finishes it.
+    setup.start_broker(2)
+    eventually(lambda: not setup.zk.exists(znodes.topic_path("doomed")), "doomed deleted", 60)
+
+
 def test_offline_partitions_are_not_retried_every_second_and_status_follows(
     setup: Setup,
 ) -> None:

@@ -356,6 +356,14 @@ def _delete(
     except InvalidSpec:
         return  # an invalid spec never created a topic
     if desired.deletion_policy is DeletionPolicy.RETAIN:
+        if runtime().zk.exists(znodes.delete_topic_path(desired.name)):
+            # Kafka's controller keeps a requested deletion queued until it can finish it (the
+            # marker is read at failover only): the resource goes, the topic will not stay.
+            kopf.warn(body, reason="DeletionAlreadyRequested", message=(
+                f"deletionPolicy Retain releases this resource, but the deletion of topic "
+                f"'{desired.name}' was already requested and Kafka's controller finishes it "
+                "once it can (when the offline brokers return)"))  # fmt: skip
+            return
         log.info("Keeping topic %s: deletionPolicy is Retain", desired.name)
         return
     owner = _owner(desired.name)
