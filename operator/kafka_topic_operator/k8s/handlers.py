@@ -348,23 +348,22 @@ def _delete(
     body: kopf.Body,
     **_: Any,
 ) -> None:
-    annotations = meta.get("annotations") or {}
-    if annotations.get(MANAGED) == "false":
-        return
     try:
         desired = desired_topic(name, spec)
     except InvalidSpec:
         return  # an invalid spec never created a topic
-    if desired.deletion_policy is DeletionPolicy.RETAIN:
+    released = (meta.get("annotations") or {}).get(MANAGED) == "false"
+    if released or desired.deletion_policy is DeletionPolicy.RETAIN:
         if runtime().zk.exists(znodes.delete_topic_path(desired.name)):
             # Kafka's controller keeps a requested deletion queued until it can finish it (the
             # marker is read at failover only): the resource goes, the topic will not stay.
+            why = f'{MANAGED}: "false"' if released else "deletionPolicy Retain"
             kopf.warn(body, reason="DeletionAlreadyRequested", message=(
-                f"deletionPolicy Retain releases this resource, but the deletion of topic "
-                f"'{desired.name}' was already requested and Kafka's controller finishes it "
-                "once it can (when the offline brokers return)"))  # fmt: skip
+                f"{why} releases this resource, but the deletion of topic '{desired.name}' was "
+                "already requested and Kafka's controller finishes it once it can (when the "
+                "offline brokers return)"))  # fmt: skip
             return
-        log.info("Keeping topic %s: deletionPolicy is Retain", desired.name)
+        log.info("Keeping topic %s: %s", desired.name, "unmanaged" if released else "Retain")
         return
     owner = _owner(desired.name)
     if owner is not None and owner != (namespace or "", name):
