@@ -77,6 +77,11 @@ def test_a_wrong_sasl_password_never_connects(sasl_server: ZooKeeperServer) -> N
 
 
 def test_describe_reads_with_sasl_from_the_environment(sasl_server: ZooKeeperServer) -> None:
+    root = sasl_client(sasl_server.connect_string)
+    try:
+        root.ensure_path("/sasl-describe")  # describe refuses a chroot that does not exist
+    finally:
+        root.stop()
     env = {**os.environ, "KTO_ZOOKEEPER_SASL": "kafka:k-s3cret"}
     env.pop("KTO_ZOOKEEPER_DIGEST", None)
     done = subprocess.run(
@@ -85,6 +90,7 @@ def test_describe_reads_with_sasl_from_the_environment(sasl_server: ZooKeeperSer
         env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Controller: none"), done.stdout
 
 
 def parse(*argv: str) -> argparse.Namespace:
