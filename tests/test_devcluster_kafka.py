@@ -116,6 +116,7 @@ def test_the_state_names_real_broker_jvms(cluster: Cluster) -> None:
 
 
 def test_a_kafkatopic_is_a_real_topic_as_asked(cluster: Cluster) -> None:
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, ConfigResource
 
     cluster.kubectl("apply", "-f", "-", stdin=TOPIC)
@@ -137,7 +138,15 @@ def test_a_kafkatopic_is_a_real_topic_as_asked(cluster: Cluster) -> None:
     assert all(sorted(i) == [0, 1, 2] for i in isr.values())
     admin = AdminClient({"bootstrap.servers": cluster.state["bootstrap"]})
     resource = ConfigResource(ConfigResource.Type.TOPIC, "payments")
-    configs = admin.describe_configs([resource])[resource].result(timeout=10)
+
+    # The broker asked may not have the topic in its metadata yet (UNKNOWN_TOPIC_OR_PART).
+    def configs_of() -> Any:
+        try:
+            return admin.describe_configs([resource])[resource].result(timeout=10)
+        except KafkaException:
+            return None
+
+    configs = eventually(configs_of, "payments' configs from a broker that knows it", timeout=30)
     assert configs["retention.ms"].value == "3600000"
     assert configs["min.insync.replicas"].value == "2"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import socket
 import threading
 import time
 import warnings
@@ -273,8 +274,12 @@ class ZkClient:
             ) from e
         except Exception as e:  # kazoo raises its own timeout type from the handler
             # A refused SASL exchange can end the session before `start` saw it connected:
-            # kazoo then times out, but remembers why.
-            refused = self._sasl_user is not None and self._kazoo.client_state == "AUTH_FAILED"
+            # kazoo then times out, remembering why, or, when the server closed the socket
+            # before its answer was read, as a dropped connection it kept retrying. A server
+            # that takes connections but never let this client in refused its credentials.
+            refused = self._sasl_user is not None and (
+                self._kazoo.client_state == "AUTH_FAILED" or _reachable(self.hosts)
+            )
             self.stop()
             if refused:
                 raise ZkConnectionError(
@@ -664,3 +669,15 @@ def _node(path: str, data: bytes | None, stat: Any) -> Node:
 
 def is_connected_state(state: str) -> bool:
     return state == str(KazooState.CONNECTED)
+
+
+def _reachable(hosts: str) -> bool:
+    """Whether any of the servers in a connect string takes a TCP connection."""
+    for server in hosts.split("/", 1)[0].split(","):
+        host, _, port = server.rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port or 2181)), timeout=2):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
