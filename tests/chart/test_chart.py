@@ -238,6 +238,10 @@ def test_the_probe_and_the_metrics_point_at_the_operators_endpoints(values: Path
     liveness = urlsplit(flag(c["args"], "liveness") or "")
     probe = c["livenessProbe"]["httpGet"]
     assert (probe["path"], ports[probe["port"]]) == (liveness.path, liveness.port)
+    readiness = urlsplit(flag(c["args"], "readiness") or "")
+    probe = c["readinessProbe"]["httpGet"]
+    assert (probe["path"], ports[probe["port"]]) == (readiness.path, readiness.port)
+    assert readiness.port != liveness.port
     metrics_port = int(flag(c["args"], "metrics-port") or "0")
     services = of_kind(docs, "Service")
     if values.name.startswith("embedded-controller"):
@@ -324,7 +328,7 @@ def test_the_network_policy_opens_only_dns_the_api_zookeeper_and_the_ports() -> 
     (zookeeper,) = [r for r in policy["egress"] if r["ports"][0]["port"] == 2181]
     assert zookeeper["to"] == [{"ipBlock": {"cidr": "10.0.0.0/16"}}]
     ingress_ports = sorted(p["port"] for rule in policy["ingress"] for p in rule["ports"])
-    assert ingress_ports == [8080, 9090]
+    assert ingress_ports == [8080, 8081, 9090]
     (metrics,) = [r for r in policy["ingress"] if r["ports"][0]["port"] == 9090]
     assert metrics["from"] == [
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}

@@ -117,7 +117,7 @@ def test_the_chart_installs_and_the_operator_reconciles_as_deployed(
     zk_chroot: str, tmp_path: Path, dev_brokers: None
 ) -> None:
     ensure_binaries()
-    liveness, metrics = free_port(), free_port()
+    liveness, readiness, metrics = free_port(), free_port(), free_port()
     with ApiServer() as api:
         cluster = Cluster(api.write_kubeconfig(tmp_path / "kubeconfig"))
         # As helm install does: the CRDs of crds/ first, then the templates.
@@ -132,6 +132,7 @@ def test_the_chart_installs_and_the_operator_reconciles_as_deployed(
         rendered = render("zookeeper.connectSecret.name=kafka-zookeeper",
                           "embeddedController.enabled=true", "watch.namespaces={team-a}",
                           "replicaCount=2", f"liveness.port={liveness}",
+                          f"readiness.port={readiness}",
                           f"metrics.port={metrics}")  # fmt: skip
         applied = cluster.kubectl("apply", "-f", "-", stdin=rendered)
         for accepted in (
@@ -161,6 +162,8 @@ def test_the_chart_installs_and_the_operator_reconciles_as_deployed(
                 "payments Ready", timeout=90,
             )  # fmt: skip
             with urllib.request.urlopen(f"http://127.0.0.1:{liveness}/healthz", timeout=10) as r:
+                assert r.status == 200
+            with urllib.request.urlopen(f"http://127.0.0.1:{readiness}/readyz", timeout=10) as r:
                 assert r.status == 200
             with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=10) as r:
                 assert 'kto_reconciles_total{result="ok"}' in r.read().decode()
@@ -208,6 +211,7 @@ def test_with_rebalancing_enabled_the_operator_plans_with_a_job_of_the_charts_pl
             cluster.kubectl("create", "namespace", namespace)
         rendered = render(f"zookeeper.connect={zk_chroot}", "embeddedController.enabled=true",
                           "watch.namespaces={team-a}", f"liveness.port={free_port()}",
+                          f"readiness.port={free_port()}",
                           "metrics.enabled=false", "rebalance.enabled=true",
                           "rebalance.workVolume.claimName=kto-plans",
                           f"rebalance.workDir={work_dir}")  # fmt: skip

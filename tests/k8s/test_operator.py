@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -397,6 +400,68 @@ def test_zookeeper_down_is_reported_and_recovered_from(tmp_path: Path) -> None:
             server.start()
         setup.ready("during")
         assert setup.zk.exists(znodes.topic_path("during"))
+
+
+def _get(url: str) -> tuple[int, str]:
+    """An HTTP GET answered within a second, as a Kubernetes probe with timeoutSeconds: 1."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
+    tmp_path: Path,
+) -> None:
+    """ZooKeeper stopped (SIGSTOP: connections stay open, nothing is answered) while resources
+    are applied: each says ZooKeeperUnavailable within the retry time, liveness stays healthy
+    and answers, readiness says the outage, and once ZooKeeper answers again every resource is
+    Ready without waiting out a retry delay."""
+    from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
+
+    liveness = f"http://127.0.0.1:{free_port()}/healthz"
+    readiness = f"http://127.0.0.1:{free_port()}/readyz"
+    names = [f"during-{i}" for i in range(20)]
+    with (
+        ZooKeeperServer(tmp_path / "zk") as server,
+        running(server.connect_string, tmp_path, "--zookeeper-retry-seconds", "2",
+                "--liveness", liveness, "--readiness", readiness) as setup,
+    ):  # fmt: skip
+        setup.apply("before", partitions=1, replicas=1)
+        setup.ready("before")
+        assert _get(readiness) == (200, "ok\n")
+        server.freeze()
+        try:
+            frozen = time.monotonic()
+            for name in names:
+                setup.apply(name, partitions=2, replicas=2)
+            said = f"ZooKeeper at {server.connect_string} did not answer within 2.0 s"
+            for name in names:
+                assert reason_is(setup, name, "ZooKeeperUnavailable")[2] == said
+            # Each within the retry time and one unanswered read (1 s), applied in turn.
+            assert time.monotonic() - frozen < 2.0 + 1.0 + 5.0
+            status, body = _get(liveness)
+            assert status == 200
+            assert json.loads(body)["zookeeper"] == "not answering"
+            assert _get(readiness) == (503, "ZooKeeper is not answering\n")
+        finally:
+            server.thaw()
+        thawed = time.monotonic()
+        for name in names:
+            eventually(functools.partial(_is_ready, setup, name), f"{name} Ready", timeout=10)
+        print(f"every resource Ready {time.monotonic() - thawed:.1f} s after ZooKeeper's return")
+        eventually(lambda: _get(readiness) == (200, "ok\n"), "ready again", timeout=5)
+        for name in names:
+            assert len(topic_partitions(setup.zk, name)) == 2
+
+
+def _is_ready(setup: Setup, name: str) -> bool:
+    found = setup.condition(name)
+    return found is not None and found[0] == "True"
 
 
 def test_kill_9_during_bulk_creation_and_deletion_converges(setup: Setup) -> None:

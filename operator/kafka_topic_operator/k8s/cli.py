@@ -87,7 +87,15 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         "--liveness",
         default="http://0.0.0.0:8080/healthz",
         metavar="URL",
-        help="kopf's liveness endpoint (fails while ZooKeeper is unreachable)",
+        help="kopf's liveness endpoint; it stays healthy while ZooKeeper is unreachable "
+        "(a restart would not bring ZooKeeper back): readiness says that ('' turns it off)",
+    )
+    parser.add_argument(
+        "--readiness",
+        default="",
+        metavar="URL",
+        help="a readiness endpoint, for example http://0.0.0.0:8081/readyz: 200 while "
+        "ZooKeeper answers, 503 while it does not (default: none)",
     )
     parser.add_argument(
         "--drift-interval",
@@ -229,7 +237,11 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
             log_dirs=tuple(args.log_dirs),
         )
     handlers.RUNTIME = handlers.Runtime(
-        zk=zk, selector=args.selector, namespaces=tuple(args.namespace or ())
+        zk=zk,
+        selector=args.selector,
+        namespaces=tuple(args.namespace or ()),
+        readiness=args.readiness or None,
+        retry_seconds=args.zookeeper_retry_seconds,
     )
     handlers.register_drift_timer(args.drift_interval)
     if args.metrics_port:

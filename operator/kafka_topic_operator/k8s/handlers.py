@@ -19,16 +19,17 @@ from typing import Any
 
 import kopf
 
-from kafka_topic_operator.k8s import kopf_tuning, metrics
+from kafka_topic_operator.k8s import kopf_tuning, metrics, readiness
 from kafka_topic_operator.k8s.claims import list_claims
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.k8s.waiting import waiting
+from kafka_topic_operator.k8s.zookeeper_health import ZooKeeperHealth
 from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
 )
 from kafka_topic_operator.snapshot import ClusterSnapshot
-from kafka_topic_operator.topics.batcher import ReconcileBatcher
+from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.topics.ownership import TopicClaims, claim_of, topic_of
 from kafka_topic_operator.topics.plan import announcement
@@ -64,7 +65,12 @@ class Runtime:
     selector: Mapping[str, str] = field(default_factory=dict)
     namespaces: Sequence[str] = ()  # all when empty
     claims: TopicClaims = field(default_factory=TopicClaims)
+    readiness: str | None = None  # the readiness endpoint's URL, if any
+    # Waits for ZooKeeper between the first status write and the resumed reconcile; at most
+    # this long before handing the retry back to kopf.
+    retry_seconds: float = 10.0
     batcher: ReconcileBatcher = field(init=False)
+    health: ZooKeeperHealth | None = field(init=False, default=None)  # made on kopf's loop
     follower: StatusFollower = field(init=False)
 
     def __post_init__(self) -> None:
@@ -123,11 +129,21 @@ def seed_claims(**_: Any) -> None:
         rt.claims.claim(claim)
 
 
+@kopf.on.startup()
+async def watch_zookeeper(**_: Any) -> None:
+    rt = runtime()
+    rt.health = ZooKeeperHealth(rt.zk, asyncio.get_running_loop())
+    if rt.readiness:
+        readiness.serve(rt.readiness, rt.health.ready)
+
+
 @kopf.on.probe(id="zookeeper")
-def zookeeper_connected(**_: Any) -> bool:
-    if not runtime().zk.connected:
-        raise kopf.TemporaryError("ZooKeeper is not connected")  # fails the liveness endpoint
-    return True
+async def zookeeper_answering(**_: Any) -> str:
+    """Shown by the liveness endpoint, never failing it: a restart does not bring ZooKeeper
+    back (readiness, status, events and kto_zookeeper_up say it). Async, so it is answered on
+    kopf's loop even while every handler thread waits on ZooKeeper."""
+    health = runtime().health
+    return "not answering" if health is None or health.down else "answering"
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
@@ -189,6 +205,8 @@ def _handling(kwargs: Mapping[str, Any], *, deleting: bool = False) -> Iterator[
         raise
     except ZkConnectionError as e:
         result = "zookeeper_unavailable"
+        if (health := runtime().health) is not None:
+            health.report_failure(str(e))
         unavailable = Condition("Unknown", "ZooKeeperUnavailable", str(e))
         _set_condition(kwargs["patch"], kwargs["status"], kwargs["meta"], unavailable)
         raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
@@ -233,7 +251,7 @@ async def _reconcile(
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
     request = Request(name, dict(spec), managed_topic=status.get("topicName"))
-    outcome = await asyncio.wrap_future(rt.batcher.submit(request))
+    outcome, status = await _through_outages(rt, request, name, namespace, meta, status, body)
     step, snapshot = outcome.step, outcome.snapshot
     # Only a topic this resource manages (created, or adopted as it was) goes into status:
     # status.topicName is what later passes treat as theirs.
@@ -255,6 +273,87 @@ async def _reconcile(
     # while a broker is down only repeated the same lines.
     if condition.status == "False" and condition.reason == "Reconciling":
         raise waiting(condition.message, delay=1)
+
+
+async def _through_outages(
+    rt: Runtime,
+    request: Request,
+    name: str,
+    namespace: str | None,
+    meta: Mapping[str, Any],
+    status: Mapping[str, Any],
+    body: kopf.Body,
+) -> tuple[Outcome, Mapping[str, Any]]:
+    """The batcher's outcome, and the status it is to be compared with. While ZooKeeper does
+    not answer (known down, no outcome within the retry time and a read unanswered, or the
+    batcher giving up) status says ZooKeeperUnavailable at once and the request waits for
+    ZooKeeper's return, then goes again without delay."""
+    health = rt.health
+    reported = False
+    waited = 0.0
+    while True:
+        future = asyncio.ensure_future(asyncio.wrap_future(rt.batcher.submit(request)))
+        try:
+            if health is not None and not reported:
+                done = set[Any]()
+                if not health.down:
+                    done, _ = await asyncio.wait({future}, timeout=rt.retry_seconds)
+                if not done and (health.down or not await health.check()):
+                    why = f"ZooKeeper at {rt.zk.hosts} did not answer within {rt.retry_seconds} s"
+                    status = await _report_unavailable(name, namespace, meta, status, body, why)
+                    reported = True
+            outcome = await future
+            if health is not None:
+                health.report_answer()
+            return outcome, status
+        except ZkConnectionError as e:
+            if health is None or waited > rt.retry_seconds * 30:
+                raise  # kopf retries (ZOOKEEPER_RETRY), as before the health watch started
+            health.report_failure(str(e))
+            if not reported:
+                status = await _report_unavailable(name, namespace, meta, status, body, str(e))
+                reported = True
+            started = time.monotonic()
+            await health.wait_up()
+            waited += time.monotonic() - started
+
+
+async def _report_unavailable(
+    name: str,
+    namespace: str | None,
+    meta: Mapping[str, Any],
+    status: Mapping[str, Any],
+    body: kopf.Body,
+    why: str,
+) -> Mapping[str, Any]:
+    """Writes ZooKeeperUnavailable to status now (kopf would only write it when the handler
+    returns) and warns once; returns the status written, which the outcome is compared with."""
+    metrics.RECONCILES.labels("zookeeper_unavailable").inc()
+    condition = Condition("Unknown", "ZooKeeperUnavailable", why)
+    new = topic_status(status.get("topicName"), int(meta.get("generation") or 0), condition, None)
+    if "deletion" in status:
+        new["deletion"] = status["deletion"]
+    changes = _status_changes(status, new)
+    if changes is None:
+        return status
+    kopf.warn(body, reason="ZooKeeperUnavailable", message=f"{why}: waiting for it")
+    try:
+        await asyncio.to_thread(_patch_status, namespace or "", name, changes)
+    except Exception as e:  # the API server unreachable too: kopf's patch says it later
+        log.warning("could not report ZooKeeperUnavailable for %s/%s: %s", namespace, name, e)
+        return status
+    current = {**status, **changes}
+    return {k: v for k, v in current.items() if v is not None}
+
+
+def _patch_status(namespace: str, name: str, changes: Mapping[str, Any]) -> None:
+    import kubernetes
+
+    with api_client() as client:
+        api: Any = kubernetes.client.CustomObjectsApi(client)
+        api.patch_namespaced_custom_object_status(
+            GROUP, VERSION, namespace, PLURAL, name, {"status": changes}
+        )
 
 
 def _set_condition(

@@ -27,6 +27,11 @@ DELETIONS_WAITING = Gauge(
     registry=REGISTRY,
 )  # fmt: skip
 
+ZOOKEEPER_UP = Gauge(
+    "kto_zookeeper_up", "1 while ZooKeeper answers the operator, 0 during an outage.",
+    registry=REGISTRY,
+)  # fmt: skip
+
 
 WAITING_REASONS = frozenset({"DeletionIneligible", "DeletionDisabled"})
 

@@ -300,6 +300,18 @@ class ZkClient:
     def session_id(self) -> int:
         return int(self._kazoo.client_id[0]) if self._kazoo.client_id else 0
 
+    def answers(self, timeout: float) -> bool:
+        """Whether the server answers a read within `timeout`. A server frozen or cut off on
+        the far side still looks connected to kazoo until its read timeout (two thirds of the
+        session timeout); this asks it."""
+        if not self._kazoo.connected:
+            return False
+        try:
+            self._kazoo.exists_async("/").get(timeout=timeout)
+        except Exception:  # kazoo's handler raises its own timeout type; any failure is a no
+            return False
+        return True
+
     def add_state_listener(self, listener: Callable[[str], None]) -> None:
         """`listener` gets "LOST", "SUSPENDED" or "CONNECTED"; it runs on kazoo's thread."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -156,10 +157,21 @@ class ZooKeeperServer:
             time.sleep(0.05)
         raise ZooKeeperServerError(f"ZooKeeper was not serving within {timeout:.0f} s")
 
+    def freeze(self) -> None:
+        """SIGSTOP: the server keeps its connections but answers nothing, as a network
+        partition looks to its clients."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self._process is not None:
+            self._process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None:
             return
+        process.send_signal(signal.SIGCONT)  # a frozen server cannot act on SIGTERM
         process.terminate()
         try:
             process.wait(timeout=10)
