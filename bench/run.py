@@ -24,6 +24,7 @@ def main() -> None:
     bench_apiserver.main()
     bench_controller.main()
     bench_operator.main()
+    bench_operator.idle()
     bench_rebalance.main()
     bench_rebalance.goals()
     bench_rebalance.scale()

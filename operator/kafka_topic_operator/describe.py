@@ -45,12 +45,17 @@ def topic_report(cluster: ClusterSnapshot, topic: TopicSnapshot) -> dict[str, An
     }
     if topic.marked_for_deletion:
         report["deletion_waiting_on"] = cluster.deletion_blockers(topic.name)
+    if topic.name in cluster.unreadable:
+        report["unreadable"] = list(cluster.unreadable[topic.name])
     return report
 
 
 def cluster_report(cluster: ClusterSnapshot, topics: Sequence[str] | None = None) -> dict[str, Any]:
-    names = sorted(cluster.topics) if not topics else list(topics)
-    missing = [t for t in names if t not in cluster.topics]
+    names = sorted({*cluster.topics, *cluster.unreadable}) if not topics else list(topics)
+    # A topic whose own znode cannot be read is not missing: it is named with why.
+    unreadable = {t: list(cluster.unreadable[t]) for t in names
+                  if t not in cluster.topics and t in cluster.unreadable}  # fmt: skip
+    missing = [t for t in names if t not in cluster.topics and t not in unreadable]
     reports = [topic_report(cluster, cluster.topics[t]) for t in names if t in cluster.topics]
     leaders: dict[int, int] = dict.fromkeys(cluster.brokers, 0)
     replicas: dict[int, int] = dict.fromkeys(cluster.brokers, 0)
@@ -75,6 +80,7 @@ def cluster_report(cluster: ClusterSnapshot, topics: Sequence[str] | None = None
         "brokers": brokers,
         "topics": reports,
         "missing_topics": missing,
+        "unreadable_topics": unreadable,
         "under_replicated_partitions": [
             f"{r['topic']}-{p['partition']}"
             for r in reports
@@ -124,6 +130,10 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(line)
         for reason in t.get("deletion_waiting_on", []):
             lines.append(f"\tDeletion waits: {reason}")
+        for problem in t.get("unreadable", []):
+            lines.append(f"\tUnreadable: {problem}")
+    for name, problems in report.get("unreadable_topics", {}).items():
+        lines.append(f"Topic: {name}\tunreadable: {'; '.join(problems)}")
     for name in report["missing_topics"]:
         lines.append(f"Topic: {name}\tdoes not exist")
     lines.append("")

@@ -84,9 +84,11 @@ class ClusterSnapshot:
     pending_reassignments: Mapping[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
     deletion_markers: frozenset[str] = frozenset()
     problems: tuple[str, ...] = ()
+    """Znodes that could not be read (malformed JSON written by someone else), with their paths."""
     topic_names: frozenset[str] = frozenset()
     """Every topic in the cluster, also those the snapshot was not asked to read."""
-    """Znodes that could not be read (malformed JSON written by someone else), with their paths."""
+    unreadable: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per topic, its znodes among `problems` (its own, its config, its partition states)."""
 
     @property
     def live_brokers(self) -> frozenset[int]:

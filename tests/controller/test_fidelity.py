@@ -622,3 +622,33 @@ def test_the_dynamic_default_is_read_at_failover(bare: Bare) -> None:
     )
     lai = _broker_back_outside_the_isr(bare)  # elected only because unclean is on
     assert (lai.leader, lai.isr) == (1, (1,))
+
+
+# ---- a topic znode someone wrote garbage into ----------------------------------------------
+# KafkaController.processTopicChange sets allTopics to every child of /brokers/topics before it
+# reads the new ones, so an unreadable topic is new once, not at every later topic change.
+
+
+def test_an_unreadable_new_topic_is_reported_once_and_loaded_when_fixed(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    cluster.start_broker(0)
+    controller = cluster.start_controller()
+    cluster.settle(controller)
+    caplog.set_level("INFO", logger="kafka_topic_operator.controller.kafka_controller")
+    cluster.zk.create(znodes.topic_path("junk"), b"{not json")
+    for topic in ("a", "b"):  # two later topic changes
+        admin.create_topic_with_assignment(cluster.zk, topic, {0: [0]})
+        cluster.wait_online(topic, 1)
+    cluster.settle(controller)
+    said = [r.getMessage() for r in caplog.records]
+    unreadable = [m for m in said if "whose znode cannot be read" in m]
+    assert len(unreadable) == 1
+    assert unreadable[0].startswith(
+        "Skipping a topic whose znode cannot be read: Malformed data in znode /brokers/topics/junk"
+    )
+    announced = [m for m in said if m.startswith("New topics: [") and "junk" in m]
+    assert len(announced) == 1  # with "a" too when both changes were read at once
+    # Fixed: its partitions are created as a new topic's.
+    cluster.zk.set(znodes.topic_path("junk"), znodes.encode_topic({0: ReplicaAssignment((0,))}))
+    cluster.wait_online("junk", 1)

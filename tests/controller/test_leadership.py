@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
+from kto_testing import eventually
 
 from kafka_topic_operator.controller.leadership import (
     read_controller_id,
@@ -12,7 +14,10 @@ from kafka_topic_operator.controller.leadership import (
     try_become_controller,
 )
 from kafka_topic_operator.kafka.errors import ControllerMovedException
+from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Create, ZkClient
+
+from .conftest import Cluster
 
 pytestmark = pytest.mark.zookeeper
 
@@ -60,3 +65,36 @@ def test_resign_leaves_another_sessions_controller_alone(
     assert won is not None
     resign(b)
     assert read_controller_id(b) == 1
+
+
+def test_a_session_expiry_elects_once_with_one_new_epoch_as_kafka_does(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The expired session's /controller goes and the new session re-elects: both ask for an
+    election, and only one may happen (Kafka's elect() stops when any controller is active)."""
+    from kazoo.client import KazooClient
+
+    controller = cluster.start_controller(100)
+    assert cluster.wait_controller() == 1
+    cluster.settle(controller)
+    session = controller.zk.session_id
+    caplog.set_level(logging.INFO, logger="kafka_topic_operator.controller.kafka_controller")
+    # ZooKeeper's own way to expire a session: attach to it and close it.
+    thief = KazooClient(hosts=controller.zk.hosts, client_id=controller.zk.raw.client_id)
+    thief.start()
+    thief.stop()
+    thief.close()
+    eventually(lambda: controller.zk.session_id not in (0, session), "a new session")
+    eventually(lambda: controller.is_active, "the controller elected again")
+    cluster.settle(controller)
+    node = cluster.zk.get(znodes.CONTROLLER_EPOCH_PATH)
+    assert node is not None
+    # Kafka: the epoch znode is created at 0 (version 0) and each election sets it with the
+    # version read, so epoch and version climb together: 2 and 2.
+    assert (znodes.decode_controller_epoch(node.path, node.data), node.version) == (2, 2)
+    assert controller.epoch is not None and controller.epoch.zk_version == node.version
+    elected = [r.getMessage() for r in caplog.records if "successfully elected" in r.getMessage()]
+    assert elected == [
+        "100 successfully elected as the controller. Epoch incremented to 2 and epoch zk "
+        "version is now 2"
+    ]

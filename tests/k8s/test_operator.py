@@ -23,6 +23,7 @@ from kto_testing import eventually
 
 from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 
@@ -98,9 +99,21 @@ class Setup:
 
 
 @contextlib.contextmanager
-def running(connect: str, root: Path, *extra: str) -> Iterator[Setup]:
+def running(
+    connect: str, root: Path, *extra: str, controller: tuple[str, ...] | None = None
+) -> Iterator[Setup]:
+    """`controller`: run `kto controller` with these flags beside the operator instead of
+    embedding it."""
     zk = ZkClient(connect)
     zk.start()
+    beside = None
+    if controller is not None:
+        with (root / "controller.log").open("a") as controller_log:
+            beside = subprocess.Popen(
+                [sys.executable, "-m", "kafka_topic_operator.cli", "controller", "--zookeeper",
+                 connect, "--session-timeout", "6", *controller],
+                stdout=controller_log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
     with ApiServer() as api:
         s = Setup(api, zk, connect, root)
         for crd_file in sorted((ROOT / "crds").glob("*.yaml")):
@@ -113,8 +126,8 @@ def running(connect: str, root: Path, *extra: str) -> Iterator[Setup]:
         def start() -> subprocess.Popen[bytes]:
             return subprocess.Popen(
                 [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
-                 "--embedded-controller", "--liveness", "", "--session-timeout", "6",
-                 "--metrics-port", "0", *extra],
+                 *(["--embedded-controller"] if beside is None else []), "--liveness", "",
+                 "--session-timeout", "6", "--metrics-port", "0", *extra],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
             )  # fmt: skip
 
@@ -128,6 +141,9 @@ def running(connect: str, root: Path, *extra: str) -> Iterator[Setup]:
             log.close()
             for broker in list(s.brokers.values()):
                 broker.shutdown(controlled=False)
+            if beside is not None:
+                beside.terminate()
+                beside.wait(30)
             zk.stop()
             print((root / "operator.log").read_text()[-20000:])  # shown when a test fails
 
@@ -344,6 +360,56 @@ def test_retain_and_unmanaged_resources_release_without_deleting(setup: Setup) -
     eventually(lambda: setup.zk.exists(znodes.topic_path("left")), "left created", timeout=20)
 
 
+def test_with_topic_deletion_disabled_the_resource_says_so_and_can_be_released(
+    zk_chroot: str, tmp_path: Path
+) -> None:
+    """Kafka's controller with delete.topic.enable=false removes the deletion marker and keeps
+    the topic: the resource says DeletionDisabled (not waiting forever in silence), and
+    releasing it lets it go with the topic kept."""
+    with running(zk_chroot, tmp_path, controller=("--delete-topic-enable", "false")) as setup:
+        setup.apply("kept", partitions=1, replicas=1)
+        setup.ready("kept")
+        setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "kept")
+        _, _, message = reason_is(setup, "kept", "DeletionDisabled")
+        assert message == (
+            "Topic 'kept' is still there but its deletion marker is gone: the controller runs "
+            "with delete.topic.enable=false. Enable it, or release this resource with "
+            'deletionPolicy: Retain or kto.dev/managed: "false".'
+        )
+        assert setup.zk.exists(znodes.topic_path("kept"))
+        setup.api.patch_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL, "kept",
+            {"metadata": {"annotations": {"kto.dev/managed": "false"}}},
+        )  # fmt: skip
+        # The deletion handler looks again within DELETION_RETRY * 6 (30 s).
+        eventually(lambda: setup.get("kept") is None, "the resource released", timeout=60)
+        assert setup.zk.exists(znodes.topic_path("kept"))
+        assert not setup.zk.exists(znodes.delete_topic_path("kept"))
+
+
+def test_unreadable_znodes_are_named_in_status_and_nothing_is_written(setup: Setup) -> None:
+    # A partition state someone overwrote with garbage, on a topic that was Ready.
+    setup.apply("stateful", partitions=1, replicas=1)
+    setup.ready("stateful")
+    state = znodes.topic_partition_state_path(TopicPartition("stateful", 0))
+    setup.zk.set(state, b"garbage")
+    _, _, message = reason_is(setup, "stateful", "UnreadableZNode")
+    assert message.startswith(
+        f"Topic 'stateful' cannot be read: Malformed data in znode {state}: "
+    ) and message.endswith("Nothing is changed until the znode holds what Kafka writes (fix or "
+                           "delete it)")  # fmt: skip
+    # A topic znode holding invalid JSON: not taken for a new topic, nothing written.
+    setup.zk.create(znodes.topic_path("junk"), b"{not json")
+    setup.apply("junk", partitions=1, replicas=1)
+    _, _, message = reason_is(setup, "junk", "UnreadableZNode")
+    assert message.startswith(
+        "Topic 'junk' cannot be read: Malformed data in znode /brokers/topics/junk: "
+    )
+    assert not setup.zk.exists(znodes.topic_config_path("junk"))
+    node = setup.zk.get(znodes.topic_path("junk"))
+    assert node is not None and node.data == b"{not json"
+
+
 def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
     setup.apply("later", annotations={"kto.dev/pause-reconciliation": "true"}, partitions=1,
                 replicas=1)  # fmt: skip
@@ -425,11 +491,14 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
 
     liveness = f"http://127.0.0.1:{free_port()}/healthz"
     readiness = f"http://127.0.0.1:{free_port()}/readyz"
+    metrics_port = free_port()
+    metrics = f"http://127.0.0.1:{metrics_port}/metrics"
     names = [f"during-{i}" for i in range(20)]
     with (
         ZooKeeperServer(tmp_path / "zk") as server,
         running(server.connect_string, tmp_path, "--zookeeper-retry-seconds", "2",
-                "--liveness", liveness, "--readiness", readiness) as setup,
+                "--liveness", liveness, "--readiness", readiness,
+                "--metrics-port", str(metrics_port)) as setup,
     ):  # fmt: skip
         setup.apply("before", partitions=1, replicas=1)
         setup.ready("before")
@@ -448,6 +517,7 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
             assert status == 200
             assert json.loads(body)["zookeeper"] == "not answering"
             assert _get(readiness) == (503, "ZooKeeper is not answering\n")
+            assert "\nkto_zookeeper_up 0.0\n" in _get(metrics)[1]
         finally:
             server.thaw()
         thawed = time.monotonic()
@@ -455,6 +525,7 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
             eventually(functools.partial(_is_ready, setup, name), f"{name} Ready", timeout=10)
         print(f"every resource Ready {time.monotonic() - thawed:.1f} s after ZooKeeper's return")
         eventually(lambda: _get(readiness) == (200, "ok\n"), "ready again", timeout=5)
+        assert "\nkto_zookeeper_up 1.0\n" in _get(metrics)[1]
         for name in names:
             assert len(topic_partitions(setup.zk, name)) == 2
 
@@ -523,7 +594,8 @@ def test_metrics_count_topics_by_reason(zk_chroot: str, tmp_path: Path) -> None:
 def test_drift_is_reverted_or_reported(zk_chroot: str, tmp_path: Path) -> None:
     from kafka_topic_operator.zk import admin
 
-    with running(zk_chroot, tmp_path, "--drift-interval", "2") as setup:
+    # The bulk pass (--drift-interval) is far off: the topic's watched znodes tell.
+    with running(zk_chroot, tmp_path, "--drift-interval", "3600") as setup:
         setup.apply("tuned", partitions=2, replicas=2, config={"retention.ms": 1000})
         setup.ready("tuned")
 
@@ -534,6 +606,12 @@ def test_drift_is_reverted_or_reported(zk_chroot: str, tmp_path: Path) -> None:
 
         admin.change_topic_config(setup.zk, "tuned", {"retention.ms": "5"})  # behind our back
         eventually(lambda: config() == {"retention.ms": "1000"}, "the config reverted", timeout=30)
+        reverted = ("Normal", "ConfigChanged", "Topic 'tuned': config now retention.ms=1000")
+        eventually(lambda: reverted in events_of("tuned"), "the revert announced")
+
+        setup.zk.delete(znodes.topic_path("tuned"), recursive=True)  # deleted by hand
+        eventually(lambda: setup.zk.exists(znodes.topic_path("tuned")), "the topic recreated")
+        setup.ready("tuned")
 
         admin.add_partitions(setup.zk, "tuned", {2: [0, 1]})  # partitions added by hand
         _, _, message = reason_is(setup, "tuned", "NotSupported")

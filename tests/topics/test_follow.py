@@ -85,3 +85,51 @@ def test_a_followed_topic_is_reported_when_kafka_changes_it(
     write_state(zk, "orders", 1, (1,))
     write_state(zk, "other", 0, (0,))
     assert found.get(timeout=10)[1] == ["other"]
+
+
+def test_a_config_changed_behind_the_operators_back_is_reported_at_once(
+    zk: ZkClient, reports: tuple[StatusFollower, queue.Queue[Report]]
+) -> None:
+    follower, found = reports
+    zk.ensure_path(znodes.BROKER_IDS_PATH)
+    create_topic(zk, "orders")
+    zk.create(znodes.topic_config_path("orders"),
+              znodes.encode_config({"retention.ms": "1000"}), makepath=True)  # fmt: skip
+    follower.follow("orders")
+    assert found.get(timeout=10)[0].topics["orders"].config == {"retention.ms": "1000"}
+    zk.set(znodes.topic_config_path("orders"), znodes.encode_config({"retention.ms": "5"}))
+    snapshot, topics = found.get(timeout=10)
+    assert topics == ["orders"] and snapshot.topics["orders"].config == {"retention.ms": "5"}
+
+
+def test_a_deleted_topic_is_reported_once_and_unfollowed(
+    zk: ZkClient, reports: tuple[StatusFollower, queue.Queue[Report]]
+) -> None:
+    follower, found = reports
+    zk.ensure_path(znodes.BROKER_IDS_PATH)
+    create_topic(zk, "orders")
+    follower.follow("orders")
+    found.get(timeout=10)
+    zk.delete(znodes.topic_path("orders"), recursive=True)
+    while (report := found.get(timeout=10))[0].topics:  # partition states went first
+        pass
+    assert report[1] == ["orders"]  # gone: the callback decides (recreate or not)
+    assert "orders" not in follower.followed
+
+
+def test_a_topic_followed_as_of_a_zxid_is_reported_only_when_changed_after_it(
+    zk: ZkClient, reports: tuple[StatusFollower, queue.Queue[Report]]
+) -> None:
+    follower, found = reports
+    zk.ensure_path(znodes.BROKER_IDS_PATH)
+    create_topic(zk, "orders")
+    create_topic(zk, "changed")
+    known = zk.raw.last_zxid  # both as the caller read them
+    write_state(zk, "changed", 1, (1,))  # ...and this one changed since
+    follower.follow("orders", since=known)
+    follower.follow("changed", since=known)
+    first = found.get(timeout=10)
+    assert first[1] == ["changed"] and leader(first, "changed") == 1
+    write_state(zk, "orders", 1, (1,))  # its watch was set from the zxid given
+    moved = found.get(timeout=10)
+    assert moved[1] == ["orders"] and leader(moved, "orders") == 1

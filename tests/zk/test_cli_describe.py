@@ -52,6 +52,35 @@ def test_describe_prints_kafka_topics_lines_and_json(
     assert report["topics"][0]["partitions"][0]["isr"] == [1, 2]
 
 
+def test_describe_names_unreadable_znodes_by_path(
+    zk_chroot: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    zk = ZkClient(zk_chroot)
+    zk.start()
+    try:
+        for path in znodes.PERSISTENT_ZK_PATHS:
+            zk.ensure_path(path)
+        zk.create(znodes.topic_path("orders"), znodes.encode_topic({0: ReplicaAssignment.of([1])}))
+        zk.create(znodes.topic_partition_state_path(TopicPartition("orders", 0)), b"garbage",
+                  makepath=True)  # fmt: skip
+        zk.create(znodes.topic_path("junk"), b"{not json")
+    finally:
+        zk.stop()
+    assert main(["describe", "--zookeeper", zk_chroot]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    state = "/brokers/topics/orders/partitions/0/state"
+    assert any(
+        line.startswith(f"\tUnreadable: Malformed data in znode {state}: ") for line in lines
+    )
+    assert any(line.startswith("Topic: junk\tunreadable: Malformed data in znode "
+                               "/brokers/topics/junk: ") for line in lines)  # fmt: skip
+    # Named, it is not "not found": it exists and cannot be read.
+    assert main(["describe", "--zookeeper", zk_chroot, "junk", "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["missing_topics"] == []
+    assert list(report["unreadable_topics"]) == ["junk"]
+
+
 def test_describe_unknown_topic_and_unreachable_zookeeper_are_one_line(
     zk_chroot: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

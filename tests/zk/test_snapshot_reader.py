@@ -103,6 +103,31 @@ def test_malformed_znodes_are_reported_with_their_path_not_raised(zk: ZkClient) 
     assert any("/brokers/ids/7" in p for p in cluster.problems)
 
 
+def test_each_topics_unreadable_znodes_are_named_with_it(zk: ZkClient) -> None:
+    register(zk, 0)
+    write_topic(zk, "good", {0: [0]}, {0: [0]})
+    write_topic(zk, "state", {0: [0], 1: [0]}, {0: [0], 1: [0]})
+    zk.set(znodes.topic_partition_state_path(TopicPartition("state", 1)), b"garbage")
+    write_topic(zk, "config", {0: [0]}, {0: [0]})
+    zk.set(znodes.topic_config_path("config"), b"[1, 2]")
+    zk.create(znodes.topic_path("bad"), b'{"partitions": ')
+    for cluster in (read_cluster(zk), read_cluster(zk, ["good", "state", "config", "bad"])):
+        assert set(cluster.unreadable) == {"state", "config", "bad"}
+        (state,) = cluster.unreadable["state"]
+        assert state.startswith(
+            "Malformed data in znode /brokers/topics/state/partitions/1/state: "
+        )
+        assert cluster.unreadable["config"][0].startswith(
+            "Malformed data in znode /config/topics/config: "
+        )
+        assert cluster.unreadable["bad"][0].startswith(
+            "Malformed data in znode /brokers/topics/bad: "
+        )
+        assert sorted(cluster.problems) == sorted(
+            p for ps in cluster.unreadable.values() for p in ps
+        )
+
+
 def test_reading_a_subset_of_topics(zk: ZkClient) -> None:
     write_topic(zk, "a", {0: [0]}, {})
     write_topic(zk, "b", {0: [0]}, {})

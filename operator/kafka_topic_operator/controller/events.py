@@ -24,7 +24,11 @@ class Reelect:
 
 @dataclass(frozen=True, slots=True)
 class Expire:
-    """The ZooKeeper session expired: resign at once."""
+    """ZooKeeper session `session` expired: resign at once, if the epoch was won in it.
+    (Kafka handles expiry before the new session starts; here the new session's events may be
+    handled first, and an election won in it must not be undone by the old session's end.)"""
+
+    session: int = 0
 
 
 @dataclass(frozen=True, slots=True)

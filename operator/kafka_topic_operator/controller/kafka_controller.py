@@ -135,6 +135,10 @@ class KafkaController:
         )
         self.active_controller_id = -1
         self.epoch: ControllerEpoch | None = None
+        self._epoch_session = 0  # the session the epoch was won in
+        # Topics whose znode could not be read: not new again at every topic change (Kafka
+        # counts them among all topics before reading them), loaded once their znode is fixed.
+        self._unreadable: set[str] = set()
         self._queue: queue.Queue[ev.ControllerEvent] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._muted: set[str] = set()
@@ -233,8 +237,8 @@ class KafkaController:
         match event:
             case ev.Startup() | ev.Reelect():
                 self._reelect()
-            case ev.Expire():
-                self._on_expire()
+            case ev.Expire(session=session):
+                self._on_expire(session)
             case ev.RequestUndelivered(lost=lost):
                 self.batch.undelivered(lost)
             case ev.ControllerChange():
@@ -285,7 +289,7 @@ class KafkaController:
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self._session_lost = True
-            self.put(ev.Expire())
+            self.put(ev.Expire(self.zk.session_id))  # kazoo still holds the expired id here
         elif state == "CONNECTED" and self._session_lost:
             self._session_lost = False
             self.put(ev.Reelect())
@@ -398,18 +402,19 @@ class KafkaController:
         self.zk.exists(znodes.CONTROLLER_PATH, watch=self._on_controller_znode)
         current = read_controller_id(self.zk)
         if current is not None:
+            # Whoever it is, this one included: a second election request in the same session
+            # (a new session's re-election and the old /controller's deletion, both queued)
+            # must not elect again, nor bump the epoch twice.
             self.active_controller_id = current
-            if current != self.broker_id:
-                log.debug(
-                    "Broker %d has been elected as the controller, so stopping election", current
-                )
-                return
+            log.debug("Broker %d has been elected as the controller, so stopping election", current)
+            return
         epoch = try_become_controller(self.zk, self.broker_id)
         if epoch is None:
             self.active_controller_id = read_controller_id(self.zk) or -1
             log.info("Controller %d is active; standing by", self.active_controller_id)
             return
         self.epoch = epoch
+        self._epoch_session = self.zk.session_id
         self.active_controller_id = self.broker_id
         log.info(
             "%d successfully elected as the controller. Epoch incremented to %d and epoch zk "
@@ -430,7 +435,9 @@ class KafkaController:
         if was_active and not ours:
             self._on_resignation()
 
-    def _on_expire(self) -> None:
+    def _on_expire(self, session: int) -> None:
+        if self.epoch is not None and self._epoch_session not in (session, 0):
+            return  # elected again in the new session already: its epoch stands
         if self.is_active or self.epoch is not None:
             self._on_resignation()
         self.active_controller_id = -1
@@ -440,6 +447,7 @@ class KafkaController:
         self.epoch = None
         self._next_auto_rebalance = None
         self._muted.clear()
+        self._unreadable.clear()
         fresh = ControllerContext()
         for name in vars(fresh):
             setattr(self.ctx, name, getattr(fresh, name))
@@ -607,7 +615,10 @@ class KafkaController:
             try:
                 found.append((topic, node, znodes.decode_topic(node.path, node.data)))
             except znodes.ZNodeDataError as e:
-                log.error("%s whose znode cannot be read: %s", skipping, e)
+                if topic not in self._unreadable:  # a new topic's: said once, until it changes
+                    log.error("%s whose znode cannot be read: %s", skipping, e)
+                if topic not in self.ctx.all_topics:
+                    self._unreadable.add(topic)
         return found
 
     def _write_topic_ids(self, writes: list[SetData]) -> None:
@@ -766,7 +777,8 @@ class KafkaController:
     def _process_topic_change(self) -> None:
         ctx = self.ctx
         topics = set(self.zk.children(znodes.TOPICS_PATH, watch=self._on_topics) or [])
-        new = sorted(topics - ctx.all_topics)
+        self._unreadable &= topics
+        new = sorted(topics - ctx.all_topics - self._unreadable)
         deleted = sorted(ctx.all_topics - topics)
         for topic in deleted:
             ctx.remove_topic(topic)
@@ -793,6 +805,12 @@ class KafkaController:
     def _process_partition_modifications(self, topics: Sequence[str]) -> None:
         """PartitionModifications for each of `topics` (consecutive events coalesced, so a burst
         of topic znode changes costs one pipelined read)."""
+        fixed = [t for t in dict.fromkeys(topics) if t in self._unreadable]
+        if fixed:
+            self._unreadable.difference_update(fixed)
+            if added := self._load_topics(fixed):
+                log.info("Topics readable again: [%s]", ",".join(fixed))
+                self._on_new_partition_creation(added)
         topics = [
             t for t in dict.fromkeys(topics) if t not in self._muted and t in self.ctx.assignments
         ]

@@ -102,8 +102,9 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         type=positive_float,
         default=60.0,
         metavar="SECONDS",
-        help="re-check a topic left alone this long, reverting changes made behind the "
-        "operator's back (60)",
+        help="how often a resource whose topic is not as declared (blocked, in conflict, "
+        "paused) is retried (60). A settled topic's znodes are watched instead: a change made "
+        "behind the operator's back is reverted or reported at once",
     )
     parser.add_argument(
         "--no-rebalance",

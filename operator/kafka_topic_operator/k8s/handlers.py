@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import datetime
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 
 import kopf
 
-from kafka_topic_operator.k8s import kopf_tuning, metrics, readiness
+from kafka_topic_operator.k8s import events, kopf_tuning, metrics, readiness
 from kafka_topic_operator.k8s.claims import list_claims
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.k8s.waiting import waiting
@@ -33,9 +34,10 @@ from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.topics.ownership import TopicClaims, claim_of, topic_of
 from kafka_topic_operator.topics.plan import announcement
-from kafka_topic_operator.topics.reconcile import Request
+from kafka_topic_operator.topics.reconcile import Request, Step
 from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
 from kafka_topic_operator.topics.status import (
+    FOLLOWED_REASONS,
     Condition,
     followed_status,
     ready_condition,
@@ -52,6 +54,7 @@ PAUSE = "kto.dev/pause-reconciliation"
 MANAGED = "kto.dev/managed"
 DRIFT_INTERVAL = 60.0
 DELETION_RETRY = 5.0
+DRIFT_RECHECK = 1.0
 ZOOKEEPER_RETRY = 10.0
 
 log = logging.getLogger(__name__)
@@ -186,9 +189,30 @@ async def drift(**kwargs: Any) -> None:
 
 
 def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
-    """The drift timer, registered by `kto run` with its `--drift-interval`; it runs once a
-    resource has been left alone that long."""
-    kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, when=_selected)(drift)
+    """The retry timer, registered by `kto run` with its `--drift-interval`, for resources whose
+    topic is not (yet) as declared: blocked, in conflict, invalid, paused. A settled resource
+    has none (kopf stops a timer whose filter stops matching): its topic's znodes are watched
+    by the status follower, which reverts or reports drift at once (`refresh_statuses`), and
+    ten thousand idle resources cost no timer each."""
+    kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, when=_unsettled)(drift)
+
+
+def _unsettled(labels: Mapping[str, str], status: Mapping[str, Any], **_: Any) -> bool:
+    # Reconciling retries itself every second (waiting); followed reasons are watched; a
+    # resource not reconciled yet waits for its create handler (a timer would add a second
+    # reconcile of it to a long queue: ten thousand applied at once).
+    reason = _ready_reason(status)
+    return _selected(labels) and reason is not None and reason not in UNSETTLED_EXCEPT
+
+
+UNSETTLED_EXCEPT = frozenset({*FOLLOWED_REASONS, "Reconciling"})
+
+
+def _ready_reason(status: Mapping[str, Any]) -> str | None:
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return str(condition.get("reason"))
+    return None
 
 
 @contextlib.contextmanager
@@ -252,6 +276,21 @@ async def _reconcile(
         return
     request = Request(name, dict(spec), managed_topic=status.get("topicName"))
     outcome, status = await _through_outages(rt, request, name, namespace, meta, status, body)
+    new, condition = _settled(rt, outcome, status, generation)
+    if _set_status(patch, status, new):
+        for kind, reason, message in _announcements(outcome.step, condition):
+            kopf.event(body, type=kind, reason=reason, message=message)
+    # Partitions the controller is still making are looked at again in a second. Offline ones
+    # are not: status follows the controller (FOLLOWED_REASONS), and retrying every second
+    # while a broker is down only repeated the same lines.
+    if condition.status == "False" and condition.reason == "Reconciling":
+        raise waiting(condition.message, delay=1)
+
+
+def _settled(
+    rt: Runtime, outcome: Outcome, status: Mapping[str, Any], generation: int
+) -> tuple[dict[str, Any], Condition]:
+    """The status a reconcile's outcome gives, and its Ready condition."""
     step, snapshot = outcome.step, outcome.snapshot
     # Only a topic this resource manages (created, or adopted as it was) goes into status:
     # status.topicName is what later passes treat as theirs.
@@ -259,20 +298,19 @@ async def _reconcile(
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
     new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
     if topic_name is not None:
-        rt.follower.follow(topic_name)  # from now on status follows what Kafka's controller does
-    if _set_status(patch, status, new):
-        # Events for what users should see: what was done, and why nothing could be.
-        if step.plan.blocked is not None:
-            kopf.warn(body, reason=condition.reason, message=condition.message)
-        elif step.desired is not None:
-            for action in step.plan.actions:
-                reason, message = announcement(step.desired.name, action)
-                kopf.event(body, type="Normal", reason=reason, message=message)
-    # Partitions the controller is still making are looked at again in a second. Offline ones
-    # are not: status follows the controller (FOLLOWED_REASONS), and retrying every second
-    # while a broker is down only repeated the same lines.
-    if condition.status == "False" and condition.reason == "Reconciling":
-        raise waiting(condition.message, delay=1)
+        # From now on status follows what Kafka's controller does, from the zxid it was read at.
+        rt.follower.follow(topic_name, since=outcome.zxid if snapshot is not None else None)
+    return new, condition
+
+
+def _announcements(step: Step, condition: Condition) -> list[tuple[str, str, str]]:
+    """Events for what users should see (type, reason, message): what was done, and why
+    nothing could be."""
+    if step.plan.blocked is not None:
+        return [("Warning", condition.reason, condition.message)]
+    if step.desired is None:
+        return []
+    return [("Normal", *announcement(step.desired.name, a)) for a in step.plan.actions]
 
 
 async def _through_outages(
@@ -412,19 +450,66 @@ def refresh_statuses(snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
                     GROUP, VERSION, namespace, PLURAL, name
                 )
                 new = followed_status(name, resource, topic, snapshot)
+                said: list[tuple[str, str, str]] = []
+                if new is None and _drifted(resource, topic):
+                    new, said = _reconcile_drift(rt, name, resource, topic)
                 changes = None if new is None else _status_changes(resource["status"], new)
-                if changes is None:
-                    continue
-                # Conditional on the version read: a reconcile that wrote meanwhile wins.
-                version = resource["metadata"]["resourceVersion"]
-                body = {"metadata": {"resourceVersion": version}, "status": changes}
-                api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL,
-                                                          name, body)  # fmt: skip
+                if changes is not None:
+                    # Conditional on the version read: a reconcile that wrote meanwhile wins.
+                    version = resource["metadata"]["resourceVersion"]
+                    body = {"metadata": {"resourceVersion": version}, "status": changes}
+                    api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL,
+                                                              name, body)  # fmt: skip
+                for kind, reason, message in said:  # a revert leaves status as it was
+                    events.post(client, resource, kind, reason, message)
             except ApiException as e:
                 if e.status == 409:  # written meanwhile: read it again
                     rt.follower.refresh(topic)
                 elif e.status != 404:
                     raise
+
+
+def _drifted(resource: Mapping[str, Any], topic: str) -> bool:
+    """Whether a settled resource's topic may have drifted: followed_status declined it, and
+    nothing else (a spec change, a deletion, a pause) is for its handlers to decide."""
+    status = resource.get("status") or {}
+    meta = resource.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    return (
+        not meta.get("deletionTimestamp")
+        and annotations.get(PAUSE) != "true"
+        and annotations.get(MANAGED) != "false"
+        and status.get("topicName") == topic
+        and status.get("observedGeneration") == meta.get("generation")
+        and _ready_reason(status) in FOLLOWED_REASONS
+    )
+
+
+def _reconcile_drift(
+    rt: Runtime, name: str, resource: Mapping[str, Any], topic: str
+) -> tuple[dict[str, Any] | None, list[tuple[str, str, str]]]:
+    """A settled resource's reconcile, run when its topic changed behind the operator's back
+    (in the status follower's thread): the new status and the events to post. While the
+    controller is still at work (a topic created again, partitions being made) status stays as
+    it is and the topic is looked at again in a second: no handler would retry a Reconciling
+    status written here."""
+    status = resource.get("status") or {}
+    generation = int((resource.get("metadata") or {}).get("generation") or 0)
+    request = Request(name, dict(resource.get("spec") or {}), status.get("topicName"))
+    outcome = rt.batcher.submit(request).result()
+    new, condition = _settled(rt, outcome, status, generation)
+    said = _announcements(outcome.step, condition)
+    if condition.reason == "Reconciling":
+        again = threading.Timer(DRIFT_RECHECK, _look_again, [rt, topic])
+        again.daemon = True
+        again.start()
+        return None, said
+    return new, said
+
+
+def _look_again(rt: Runtime, topic: str) -> None:
+    rt.follower.follow(topic)
+    rt.follower.refresh(topic)
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)

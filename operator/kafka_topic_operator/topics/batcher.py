@@ -44,6 +44,9 @@ class Outcome:
     # What status reports: read after the writes, or what was read to plan when nothing was
     # written; None when the step was blocked (nothing of Kafka to show).
     snapshot: ClusterSnapshot | None
+    # The last zxid seen before the snapshot was read: a change after it is not in the snapshot
+    # (the status follower watches from there).
+    zxid: int = 0
 
 
 @dataclass(slots=True)
@@ -130,6 +133,7 @@ class ReconcileBatcher:
             self._reconcile(batch)
 
     def _reconcile(self, batch: list[_Pending]) -> None:
+        zxid = self._zk.raw.last_zxid
         try:
             outcomes = reconcile_topics(
                 self._zk, [p.request for p in batch], self._rng, self._brokers
@@ -154,9 +158,9 @@ class ReconcileBatcher:
             if outcome.snapshot is not None:
                 self._brokers = frozenset(outcome.snapshot.brokers)
             if outcome.desired is None or outcome.plan.blocked is not None:
-                pending.future.set_result(Outcome(outcome, None))
+                pending.future.set_result(Outcome(outcome, None, zxid))
             elif not outcome.plan.actions:
-                pending.future.set_result(Outcome(outcome, outcome.snapshot))
+                pending.future.set_result(Outcome(outcome, outcome.snapshot, zxid))
             else:
                 written.append(_Written(pending, outcome))
         if written:
@@ -174,6 +178,7 @@ class ReconcileBatcher:
                     return
                 batch = list(self._written)
                 self._written.clear()
+            zxid = self._zk.raw.last_zxid
             try:
                 snapshot = self._read_back(batch)
             except Exception as e:
@@ -183,7 +188,7 @@ class ReconcileBatcher:
                     written.pending.future.set_exception(e)
                 continue
             for written in batch:
-                written.pending.future.set_result(Outcome(written.step, snapshot))
+                written.pending.future.set_result(Outcome(written.step, snapshot, zxid))
 
     def _read_back(self, batch: list[_Written]) -> ClusterSnapshot:
         # The controller creates a new topic's partition states in order: wait (a little) for

@@ -5,6 +5,12 @@ brokers), and the controller changes that at any time: a broker dies, a follower
 ISR, a reassignment by someone else completes. Reconciles run only when the resource changes, so
 this thread watches what status is made of (each followed topic's znode and partition states,
 and `/brokers/ids`) and hands the topics whose znodes changed, freshly read, to a callback.
+The topic's config znode is watched too: a change made behind the operator's back (a config
+edited, partitions added, the topic deleted) reaches the callback at once, which reverts or
+reports it; no timer per resource has to poll for drift, and nothing is read while nothing
+changes. (ZooKeeper delivers every watch of a session; kazoo sets them again after a lost
+connection relative to the last zxid seen, and an expired session makes this thread read every
+followed topic again.)
 Watches are set in bulk relative to the zxid of the read they follow (`ZkClient.set_watches`),
 so a change made between the read and the watch fires at once instead of being missed.
 """
@@ -13,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -29,14 +35,17 @@ RETRY = 2.0  # after ZooKeeper was out of reach or the callback failed
 
 
 def watched_paths(snapshot: ClusterSnapshot, topic: str) -> list[str]:
-    """What a topic's status is made of: its znode (partitions, reassignments) and each
-    partition's state (leader, ISR); only the znode while the topic does not exist."""
+    """What a topic's status is made of: its znode (partitions, reassignments), its config
+    (drift) and each partition's state (leader, ISR); only the znode while the topic does not
+    exist."""
     found = snapshot.topics.get(topic)
+    if found is None:
+        return [znodes.topic_path(topic)]
     states = [
         znodes.topic_partition_state_path(TopicPartition(topic, p))
-        for p in sorted(found.partitions if found else ())
+        for p in sorted(found.partitions)
     ]
-    return [znodes.topic_path(topic), *states]
+    return [znodes.topic_path(topic), znodes.topic_config_path(topic), *states]
 
 
 class StatusFollower:
@@ -46,6 +55,9 @@ class StatusFollower:
         self._lock = threading.Condition()
         self._followed: set[str] = set()
         self._dirty: set[str] = set()
+        # Newly followed topics whose status was just written from a read after this zxid:
+        # their first pass only sets watches (from that zxid), reporting nothing unless changed.
+        self._quiet: dict[str, int] = {}
         self._brokers_changed = True  # the first pass sets the watch on /brokers/ids
         self._stopped = False
         self._thread = threading.Thread(target=self._loop, name="status-follower", daemon=True)
@@ -60,12 +72,16 @@ class StatusFollower:
         if self._thread.is_alive():
             self._thread.join()
 
-    def follow(self, topic: str) -> None:
-        """Reports `topic` now, and again each time its znodes change."""
+    def follow(self, topic: str, since: int | None = None) -> None:
+        """Reports `topic` now, and again each time its znodes change. `since`: the caller
+        knows the topic as of this zxid (a status just written from it): report only changes
+        made after it."""
         with self._lock:
             if topic not in self._followed:
                 self._followed.add(topic)
                 self._dirty.add(topic)  # read it and set its watches
+                if since is not None:
+                    self._quiet[topic] = since
                 self._lock.notify_all()
 
     def refresh(self, topic: str) -> None:
@@ -79,6 +95,7 @@ class StatusFollower:
         with self._lock:
             self._followed.discard(topic)
             self._dirty.discard(topic)
+            self._quiet.pop(topic, None)
 
     @property
     def followed(self) -> frozenset[str]:
@@ -92,9 +109,12 @@ class StatusFollower:
         if event.path is None:  # the session expired and kazoo dropped its watches: set anew
             self._brokers_fired(event)
             return
-        _, found, rest = str(event.path).partition(znodes.TOPICS_PATH + "/")
+        path = str(event.path)
+        _, found, rest = path.partition(znodes.TOPICS_PATH + "/")
         if not found:
-            return
+            _, found, rest = path.partition(znodes.topic_config_path(""))
+            if not found or str(event.type) == "DELETED":
+                return  # a topic without a config znode: its znode's watch is enough
         topic = rest.split("/", 1)[0]
         with self._lock:
             if topic in self._followed:
@@ -106,7 +126,7 @@ class StatusFollower:
             self._brokers_changed = True
             self._lock.notify_all()
 
-    def _take(self) -> tuple[set[str], bool] | None:
+    def _take(self) -> tuple[set[str], bool, dict[str, int]] | None:
         with self._lock:
             self._lock.wait_for(lambda: self._stopped or self._dirty or self._brokers_changed)
             if self._stopped:
@@ -114,15 +134,17 @@ class StatusFollower:
             brokers = self._brokers_changed
             # Every followed topic's replica states depend on which brokers are alive.
             topics = set(self._followed) if brokers else set(self._dirty)
+            quiet = {t: z for t, z in self._quiet.items() if t in topics}
+            self._quiet.clear()
             self._dirty.clear()
             self._brokers_changed = False
-            return topics, brokers
+            return topics, brokers, quiet
 
     def _loop(self) -> None:
         while (taken := self._take()) is not None:
-            topics, brokers = taken
+            topics, brokers, quiet = taken
             try:
-                self._pass(topics, brokers)
+                self._pass(topics, brokers, quiet)
             except Exception as e:
                 if not isinstance(e, ZkConnectionError):
                     log.exception("following the status of %d topics failed", len(topics))
@@ -138,8 +160,8 @@ class StatusFollower:
             if not self._zk.exists(znodes.BROKER_IDS_PATH, watch=self._brokers_fired):
                 return
 
-    def _pass(self, topics: set[str], brokers: bool) -> None:
-        since = self._zk.raw.last_zxid
+    def _pass(self, topics: set[str], brokers: bool, quiet: Mapping[str, int]) -> None:
+        since = min([self._zk.raw.last_zxid, *quiet.values()])
         if brokers:
             self._watch_brokers()
         snapshot = read_cluster(self._zk, topics, list_topics=False)
@@ -151,6 +173,7 @@ class StatusFollower:
                 self.unfollow(topic)  # deleted: a new reconcile follows it again if it returns
         if paths:
             self._zk.set_watches(since, paths, [], self._fired)
-        reported = [t for t in sorted(topics) if t in snapshot.topics]
+        # Deleted ones too: behind the operator's back, the callback recreates them.
+        reported = sorted(t for t in topics if t not in quiet or t not in snapshot.topics)
         if reported:
             self._changed(snapshot, reported)

@@ -44,6 +44,15 @@ class Reason(Enum):
     BROKERS_UNAVAILABLE = "BrokersUnavailable"
     REASSIGNMENT_IN_PROGRESS = "ReassignmentInProgress"
     DELETION_IN_PROGRESS = "DeletionInProgress"
+    UNREADABLE_ZNODE = "UnreadableZNode"
+
+
+def unreadable_message(topic: str, problems: Sequence[str]) -> str:
+    """Why a topic with malformed znodes (written by someone else) is left alone."""
+    return (
+        f"Topic '{topic}' cannot be read: {'; '.join(problems)}. Nothing is changed until the "
+        "znode holds what Kafka writes (fix or delete it)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.ownership import topic_of
-from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason, plan
+from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason, plan, unreadable_message
 from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
@@ -120,6 +120,12 @@ def _plan_and_apply(
     creations: list[admin.NewTopic] = []
     steps: list[tuple[int, str, Step]] = []
     for i, desired in valid:
+        if problems := snapshot.unreadable.get(desired.name):
+            blocked = Plan(
+                blocked=(Reason.UNREADABLE_ZNODE, unreadable_message(desired.name, problems))
+            )
+            steps.append((i, desired.name, Step(desired, blocked, snapshot)))
+            continue
         planned = plan(
             desired,
             actual_topic(snapshot, desired.name),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
-from kafka_topic_operator.topics.plan import Plan
+from kafka_topic_operator.topics.plan import Plan, Reason, unreadable_message
 from kafka_topic_operator.topics.spec import (
     DesiredTopic,
     InvalidSpec,
@@ -73,6 +73,9 @@ def ready_condition(
     if plan.blocked is not None:
         reason, message = plan.blocked
         return Condition("False", reason.value, message)
+    if snapshot is not None and topic and (problems := snapshot.unreadable.get(topic)):
+        return Condition("False", Reason.UNREADABLE_ZNODE.value,
+                         unreadable_message(topic, problems))  # fmt: skip
     applied = ", ".join(type(a).__name__ for a in plan.actions)
     waiting = f"Applied {applied}; waiting for Kafka" if applied else "Waiting for Kafka"
     found = snapshot.topics.get(topic) if snapshot is not None and topic else None

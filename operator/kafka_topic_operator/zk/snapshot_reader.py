@@ -49,6 +49,12 @@ def read_cluster(
     partition states (two rounds for named topics, one when `expected` guessed them right,
     three when every topic is read)."""
     problems: list[str] = []
+    unreadable: dict[str, list[str]] = {}
+
+    def note(topic: str, error: ZNodeDataError) -> None:
+        problems.append(str(error))
+        unreadable.setdefault(topic, []).append(str(error))
+
     listing = topics is None or list_topics
     named = None if topics is None else sorted(set(topics))
     guessed = _expected_paths(expected) if named is not None and expected else []
@@ -69,14 +75,14 @@ def read_cluster(
         read = first[len(_CLUSTER_ZNODES) : len(_CLUSTER_ZNODES) + 2 * len(named)]
         topic_nodes = dict(zip(named, read[::2], strict=True))
         config_nodes = dict(zip(named, read[1::2], strict=True))
-        decoded = _decode_topics(wanted, topic_nodes, problems)
+        decoded = _decode_topics(wanted, topic_nodes, note)
         broker_nodes, state_nodes = _read_brokers_and_states(zk, broker_paths, decoded, known)
     else:
         second, _ = zk.read_many(data=[*broker_paths, *_topic_and_config_paths(wanted)])
         broker_nodes, rest = second[: len(broker_paths)], second[len(broker_paths) :]
         topic_nodes = dict(zip(wanted, rest[::2], strict=True))
         config_nodes = dict(zip(wanted, rest[1::2], strict=True))
-        decoded = _decode_topics(wanted, topic_nodes, problems)
+        decoded = _decode_topics(wanted, topic_nodes, note)
         _, state_nodes = _read_brokers_and_states(zk, [], decoded)
 
     brokers: dict[int, BrokerInfo] = {}
@@ -97,7 +103,7 @@ def read_cluster(
             try:
                 state = znodes.decode_partition_state(node.path, node.data, node.version)
             except ZNodeDataError as e:
-                problems.append(str(e))
+                note(tp.topic, e)
         states[tp] = PartitionSnapshot(
             tp.partition,
             decoded[tp.topic].partitions[tp.partition],
@@ -113,7 +119,7 @@ def read_cluster(
             try:
                 config = znodes.decode_config(config_node.path, config_node.data)
             except ZNodeDataError as e:
-                problems.append(str(e))
+                note(topic, e)
         snapshots[topic] = TopicSnapshot(
             name=topic,
             topic_id=data.topic_id,
@@ -137,6 +143,7 @@ def read_cluster(
         deletion_markers=markers,
         problems=tuple(problems),
         topic_names=frozenset(all_topics if listing else snapshots),
+        unreadable={topic: tuple(found) for topic, found in unreadable.items()},
     )
 
 
@@ -146,7 +153,9 @@ def _topic_and_config_paths(topics: Iterable[str]) -> list[str]:
 
 
 def _decode_topics(
-    wanted: Iterable[str], nodes: Mapping[str, Node | None], problems: list[str]
+    wanted: Iterable[str],
+    nodes: Mapping[str, Node | None],
+    note: Callable[[str, ZNodeDataError], None],
 ) -> dict[str, znodes.TopicZNodeData]:
     decoded: dict[str, znodes.TopicZNodeData] = {}
     for topic in wanted:
@@ -156,7 +165,7 @@ def _decode_topics(
         try:
             decoded[topic] = znodes.decode_topic(node.path, node.data)
         except ZNodeDataError as e:
-            problems.append(str(e))
+            note(topic, e)
     return decoded
 
 
