@@ -17,7 +17,7 @@ from kafka_topic_operator.topics import batcher as batcher_module
 from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.plan import CreateTopic, Reason
 from kafka_topic_operator.topics.reconcile import Request, Step, reconcile_topics
-from kafka_topic_operator.zk import znodes
+from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 
 from .conftest import Cluster
@@ -62,11 +62,21 @@ def test_a_batch_plans_each_topic_as_alone_and_in_order(cluster: Cluster) -> Non
     assert topics == {f"t{i}" for i in range(20)} | {"a.b"}
 
 
-def test_a_failed_write_fails_only_its_topic(cluster: Cluster) -> None:
+def test_a_failed_write_fails_only_its_topic(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster.start_broker(0)
-    # Someone else's topic znode the reader cannot decode: planned as missing, its creation
+    # Someone else creates "taken" right after the read: planned as missing, its creation
     # then finds the znode there.
-    cluster.zk.create(znodes.topic_path("taken"), b"{not json", makepath=True)
+    read_many = cluster.zk.read_many
+
+    def then_taken(*args: Any, **kwargs: Any) -> Any:
+        found = read_many(*args, **kwargs)
+        if not cluster.zk.exists(znodes.topic_path("taken")):
+            admin.create_topic_with_assignment(cluster.zk, "taken", {0: [0]})
+        return found
+
+    monkeypatch.setattr(cluster.zk, "read_many", then_taken)
     requests = [Request(name, {"partitions": 2, "replicas": 1}) for name in ("x", "taken", "y")]
     outcomes = reconcile_topics(cluster.zk, requests)
     assert isinstance(outcomes[1], TopicExistsException)

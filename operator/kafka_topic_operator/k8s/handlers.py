@@ -26,6 +26,7 @@ from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.k8s.zookeeper_health import ZooKeeperHealth
 from kafka_topic_operator.kafka.errors import (
+    ReassignmentInProgressException,
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
 )
@@ -55,6 +56,10 @@ MANAGED = "kto.dev/managed"
 DRIFT_INTERVAL = 60.0
 DELETION_RETRY = 5.0
 DRIFT_RECHECK = 1.0
+REASSIGNMENT_RETRY = 2.0
+# What a topic goes through (a reassignment, a deletion, brokers away), not drift to report:
+# the status follower leaves status alone meanwhile (the resource's own handler reports it).
+PASSING_REASONS = frozenset({"ReassignmentInProgress", "DeletionInProgress", "BrokersUnavailable"})
 ZOOKEEPER_RETRY = 10.0
 
 log = logging.getLogger(__name__)
@@ -87,6 +92,8 @@ class Runtime:
     def stop(self) -> None:
         self.follower.stop()
         self.batcher.stop()
+        if self.health is not None:
+            self.health.close()
 
 
 RUNTIME: Runtime | None = None
@@ -135,9 +142,21 @@ def seed_claims(**_: Any) -> None:
 @kopf.on.startup()
 async def watch_zookeeper(**_: Any) -> None:
     rt = runtime()
-    rt.health = ZooKeeperHealth(rt.zk, asyncio.get_running_loop())
+    rt.health = ZooKeeperHealth(rt.zk, asyncio.get_running_loop(), await _probe_client(rt.zk))
     if rt.readiness:
         readiness.serve(rt.readiness, rt.health.ready)
+
+
+async def _probe_client(zk: ZkClient) -> ZkClient | None:
+    """The health checks' own connection; None (the checks use the main one) if it cannot be
+    opened now."""
+    probe = zk.sibling()
+    try:
+        await asyncio.to_thread(probe.start, 5.0)
+    except ZkConnectionError as e:
+        log.warning("ZooKeeper health checks share the main connection: %s", e)
+        return None
+    return probe
 
 
 @kopf.on.probe(id="zookeeper")
@@ -275,7 +294,12 @@ async def _reconcile(
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
     request = Request(name, dict(spec), managed_topic=status.get("topicName"))
-    outcome, status = await _through_outages(rt, request, name, namespace, meta, status, body)
+    try:
+        outcome, status = await _through_outages(rt, request, name, namespace, meta, status,
+                                                 body)  # fmt: skip
+    except ReassignmentInProgressException as e:
+        # Written, and not yet taken up by Kafka's controller (or someone else's): as waiting.
+        raise waiting(str(e), delay=REASSIGNMENT_RETRY) from e
     new, condition = _settled(rt, outcome, status, generation)
     if _set_status(patch, status, new):
         for kind, reason, message in _announcements(outcome.step, condition):
@@ -285,6 +309,10 @@ async def _reconcile(
     # while a broker is down only repeated the same lines.
     if condition.status == "False" and condition.reason == "Reconciling":
         raise waiting(condition.message, delay=1)
+    # A reassignment Kafka's controller has not picked up or finished yet (this one's own, read
+    # a moment too early, or someone else's): looked at again soon, not at the next drift pass.
+    if condition.reason == "ReassignmentInProgress":
+        raise waiting(condition.message, delay=REASSIGNMENT_RETRY)
 
 
 def _settled(
@@ -496,7 +524,10 @@ def _reconcile_drift(
     status = resource.get("status") or {}
     generation = int((resource.get("metadata") or {}).get("generation") or 0)
     request = Request(name, dict(resource.get("spec") or {}), status.get("topicName"))
-    outcome = rt.batcher.submit(request).result()
+    try:
+        outcome = rt.batcher.submit(request).result()
+    except ReassignmentInProgressException:
+        return None, []  # its end changes the topic's znode: reported again then
     new, condition = _settled(rt, outcome, status, generation)
     said = _announcements(outcome.step, condition)
     if condition.reason == "Reconciling":
@@ -504,6 +535,8 @@ def _reconcile_drift(
         again.daemon = True
         again.start()
         return None, said
+    if condition.reason in PASSING_REASONS:
+        return None, said  # its end changes a watched znode: the follower reports it again
     return new, said
 
 

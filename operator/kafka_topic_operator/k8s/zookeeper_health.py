@@ -30,8 +30,14 @@ class ZooKeeperHealth:
     when kazoo reconnects or a read is answered again. Lives on kopf's event loop; kazoo's
     state listener reaches it through `call_soon_threadsafe`."""
 
-    def __init__(self, zk: ZkClient, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, zk: ZkClient, loop: asyncio.AbstractEventLoop, probe: ZkClient | None = None
+    ) -> None:
+        """`probe`: a connection of its own for the checks, so that a read queued behind a
+        busy client's big batches is not taken for an outage (ten thousand resources applied
+        at once keep the main connection busy for minutes)."""
         self._zk = zk
+        self._probe = probe
         self._loop = loop
         self._up = asyncio.Event()
         self._down_since: float | None = None
@@ -44,6 +50,10 @@ class ZooKeeperHealth:
             self._mark_down("not connected")
         zk.add_state_listener(self._state_changed)
 
+    def close(self) -> None:
+        if self._probe is not None:
+            self._probe.stop()
+
     @property
     def down(self) -> bool:
         return self._down_since is not None
@@ -53,7 +63,7 @@ class ZooKeeperHealth:
         connection up or down by the answer."""
         if self._checking is None:
             self._checking = self._loop.create_future()
-            answered = await asyncio.to_thread(self._zk.answers, CHECK_TIMEOUT)
+            answered = await asyncio.to_thread((self._probe or self._zk).answers, CHECK_TIMEOUT)
             checking, self._checking = self._checking, None
             if answered:
                 self._mark_up()

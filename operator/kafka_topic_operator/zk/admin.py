@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kafka_topic_operator.kafka.errors import (
+    ReassignmentInProgressException,
     TopicAlreadyMarkedForDeletionException,
     TopicExistsException,
     UnknownTopicOrPartitionException,
@@ -204,8 +205,19 @@ def add_partitions(zk: ZkClient, topic: str, new: Mapping[int, Sequence[int]]) -
 
 
 def reassign_partitions(zk: ZkClient, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
-    """What `kafka-reassign-partitions --zookeeper` writes; fails if one is in progress."""
-    zk.create(znodes.REASSIGN_PARTITIONS_PATH, znodes.encode_reassignment(targets), makepath=True)
+    """What `kafka-reassign-partitions --zookeeper` writes; fails if one is in progress (written
+    and not yet taken up by the controller, or running)."""
+    try:
+        zk.create(
+            znodes.REASSIGN_PARTITIONS_PATH, znodes.encode_reassignment(targets), makepath=True
+        )
+    except NodeExistsError as e:
+        topics = sorted({tp.topic for tp in targets})
+        raise ReassignmentInProgressException(
+            f"A partition reassignment is in progress for the topic '{topics[0]}'."
+            if len(topics) == 1
+            else "There is an existing assignment running."
+        ) from e
 
 
 def elect_preferred_leaders(zk: ZkClient, partitions: Iterable[TopicPartition]) -> None:

@@ -252,6 +252,15 @@ class ZkClient:
         self.hosts = hosts
         self._sasl_user = credentials.user if sasl and credentials is not None else None
         self._multi_read_supported = True
+        self._session_timeout = session_timeout
+        self._credentials = credentials
+        self._secure_acls = secure_acls
+
+    def sibling(self) -> ZkClient:
+        """A new, unstarted client with this one's servers and credentials: a connection of
+        its own, whose requests never queue behind this one's."""
+        return ZkClient(self.hosts, session_timeout=self._session_timeout,
+                        credentials=self._credentials, secure_acls=self._secure_acls)  # fmt: skip
 
     # ---- session ----------------------------------------------------------------------------
 
