@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -19,14 +21,23 @@ from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
 pytestmark = pytest.mark.zookeeper
 
 
-def test_describe_prints_kafka_topics_lines_and_json(
-    zk_chroot: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    zk = ZkClient(zk_chroot)
+@contextlib.contextmanager
+def cluster_layout(connect: str) -> Iterator[ZkClient]:
+    """A client in a chroot holding Kafka's persistent znodes, for the test to add topics."""
+    zk = ZkClient(connect)
     zk.start()
     try:
         for path in znodes.PERSISTENT_ZK_PATHS:
             zk.ensure_path(path)
+        yield zk
+    finally:
+        zk.stop()
+
+
+def test_describe_prints_kafka_topics_lines_and_json(
+    zk_chroot: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with cluster_layout(zk_chroot) as zk:
         zk.create(
             znodes.topic_path("orders"), znodes.encode_topic({0: ReplicaAssignment.of([1, 2])})
         )
@@ -36,8 +47,6 @@ def test_describe_prints_kafka_topics_lines_and_json(
             znodes.encode_partition_state(state),
             makepath=True,
         )
-    finally:
-        zk.stop()
 
     assert main(["describe", "--zookeeper", zk_chroot]) == 0
     text = capsys.readouterr().out
@@ -55,17 +64,11 @@ def test_describe_prints_kafka_topics_lines_and_json(
 def test_describe_names_unreadable_znodes_by_path(
     zk_chroot: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    zk = ZkClient(zk_chroot)
-    zk.start()
-    try:
-        for path in znodes.PERSISTENT_ZK_PATHS:
-            zk.ensure_path(path)
+    with cluster_layout(zk_chroot) as zk:
         zk.create(znodes.topic_path("orders"), znodes.encode_topic({0: ReplicaAssignment.of([1])}))
         zk.create(znodes.topic_partition_state_path(TopicPartition("orders", 0)), b"garbage",
                   makepath=True)  # fmt: skip
         zk.create(znodes.topic_path("junk"), b"{not json")
-    finally:
-        zk.stop()
     assert main(["describe", "--zookeeper", zk_chroot]) == 0
     lines = capsys.readouterr().out.splitlines()
     state = "/brokers/topics/orders/partitions/0/state"

@@ -395,10 +395,7 @@ async def _report_unavailable(
     """Writes ZooKeeperUnavailable to status now (kopf would only write it when the handler
     returns) and warns once; returns the status written, which the outcome is compared with."""
     metrics.RECONCILES.labels("zookeeper_unavailable").inc()
-    condition = Condition("Unknown", "ZooKeeperUnavailable", why)
-    new = topic_status(status.get("topicName"), int(meta.get("generation") or 0), condition, None)
-    if "deletion" in status:
-        new["deletion"] = status["deletion"]
+    new = _condition_only(status, meta, Condition("Unknown", "ZooKeeperUnavailable", why))
     changes = _status_changes(status, new)
     if changes is None:
         return status
@@ -429,6 +426,15 @@ def _set_condition(
     condition: Condition,
     topic: str | None = None,
 ) -> bool:
+    return _set_status(patch, status, _condition_only(status, meta, condition, topic))
+
+
+def _condition_only(
+    status: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    condition: Condition,
+    topic: str | None = None,
+) -> dict[str, Any]:
     """Status that only states a condition (nothing read from Kafka), keeping the topic name
     and a requested deletion already recorded."""
     new = topic_status(
@@ -436,7 +442,7 @@ def _set_condition(
     )
     if "deletion" in status:
         new["deletion"] = status["deletion"]
-    return _set_status(patch, status, new)
+    return new
 
 
 def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
