@@ -317,6 +317,8 @@ def test_two_resources_for_one_topic_the_oldest_wins(setup: Setup) -> None:
     setup.apply("second", topicName="shared", partitions=1, replicas=1)
     _, _, message = reason_is(setup, "second", "Conflict")
     assert message == "Topic 'shared' is already managed by KafkaTopic default/first"
+    status = (setup.get("second") or {})["status"]
+    assert (status["topicName"], status["topicManaged"]) == ("shared", False)
     # Deleting the loser leaves the topic alone.
     setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "second")
     eventually(lambda: setup.get("second") is None, "the loser released", timeout=60)
@@ -377,12 +379,20 @@ def test_with_topic_deletion_disabled_the_resource_says_so_and_can_be_released(
             'deletionPolicy: Retain or kto.dev/managed: "false".'
         )
         assert setup.zk.exists(znodes.topic_path("kept"))
+        # Said once as an error (with what to do); the checks every DELETION_RETRY (5 s) that
+        # follow wait quietly.
+        log_file = setup.root / "operator.log"
+        retried = "Handler 'delete' will retry: Topic 'kept'"
+        eventually(lambda: log_file.read_text().count(retried) >= 2, "two more checks", timeout=20)
+        errors = [line for line in log_file.read_text().splitlines() if " ERROR " in line]
+        assert len(errors) == 1 and errors[0].endswith(
+            f"{message} (kafka_topic_operator.k8s.handlers)"
+        ), errors
         setup.api.patch_namespaced_custom_object(
             GROUP, VERSION, "default", PLURAL, "kept",
             {"metadata": {"annotations": {"kto.dev/managed": "false"}}},
         )  # fmt: skip
-        # The deletion handler looks again within DELETION_RETRY * 6 (30 s).
-        eventually(lambda: setup.get("kept") is None, "the resource released", timeout=60)
+        eventually(lambda: setup.get("kept") is None, "the resource released", timeout=10)
         assert setup.zk.exists(znodes.topic_path("kept"))
         assert not setup.zk.exists(znodes.delete_topic_path("kept"))
 
@@ -415,6 +425,9 @@ def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
                 replicas=1)  # fmt: skip
     reason_is(setup, "later", "ReconciliationPaused")
     assert not setup.zk.exists(znodes.topic_path("later"))
+    # Named (kubectl get shows it) but not yet this resource's to change.
+    status = (setup.get("later") or {})["status"]
+    assert (status["topicName"], status["topicManaged"]) == ("later", False)
     # Resumed by the annotation alone: reconciled at once, not at the next drift pass.
     setup.api.patch_namespaced_custom_object(
         GROUP, VERSION, "default", PLURAL, "later",
@@ -424,6 +437,7 @@ def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
     eventually(lambda: setup.condition("later") == ready, "Ready well before a drift pass (60 s)",
                timeout=20)  # fmt: skip
     assert len(topic_partitions(setup.zk, "later")) == 1
+    assert (setup.get("later") or {})["status"]["topicManaged"] is True
     setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "later",
                                              {"spec": {"partitions": 2}})  # fmt: skip
     eventually(lambda: len(topic_partitions(setup.zk, "later")) == 2, "2 partitions", 60)

@@ -204,6 +204,37 @@ def test_stop_halts_after_the_batch_in_flight_and_refresh_plans_the_rest(setup: 
     assert again["status"]["optimizationResult"]["replicaMoves"] == 11
 
 
+def test_a_plan_the_cluster_outgrew_is_made_again_not_carried_out(setup: Setup) -> None:
+    """A partition of the proposal moved by someone else between proposal and approval:
+    nothing of the outdated plan is written, status says ClusterChanged, and a new proposal is
+    made from the cluster as it is."""
+    crowd(setup)
+    before = assignment(setup)
+    apply(setup, "outdated")
+    ready = wait_state(setup, "outdated", "ProposalReady")
+    after = planned(ready, before)
+    moved = sorted(tp for tp in before if after[tp] != before[tp])
+    tp = next(tp for tp in moved if before[tp][::-1] != after[tp])
+    admin.reassign_partitions(setup.zk, {tp: before[tp][::-1]})  # neither start nor end
+    eventually(lambda: assignment(setup)[tp] == before[tp][::-1], f"{tp} reordered by hand")
+    elsewhere = assignment(setup)
+    annotate(setup, "outdated", "approve")
+
+    def reason() -> tuple[str, str] | None:
+        for c in (get(setup, "outdated").get("status") or {}).get("conditions") or []:
+            if c["status"] == "True" and c.get("reason") == "ClusterChanged":
+                return c["type"], c["message"]
+        return None
+
+    said = eventually(reason, "ClusterChanged")
+    message = f"partitions changed since the plan was made: {tp}: planning again"
+    assert said == ("PendingProposal", message)
+    again = wait_state(setup, "outdated", "ProposalReady")
+    assert again["status"]["proposalId"] != ready["status"]["proposalId"]
+    assert assignment(setup) == elsewhere  # nothing of the outdated plan was written
+    assert "kto.dev/rebalance" not in annotations(setup, "outdated")
+
+
 def annotate_auto_approval(setup: Setup, name: str) -> None:
     patch = {"metadata": {"annotations": {"kto.dev/rebalance-auto-approval": "true"}}}
     setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, name, patch)

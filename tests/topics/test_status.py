@@ -11,6 +11,7 @@ from kafka_topic_operator.topics.status import (
     PARTITION_TABLE_LIMIT,
     Condition,
     followed_status,
+    managed_topic,
     ready_condition,
     topic_status,
     with_transition_times,
@@ -146,3 +147,16 @@ def test_status_the_reconcile_must_decide_is_left_to_it() -> None:
     assert followed_status("r", resource(), "t", grown) is None
     moving = snapshot(((0, 1), 0), adding=(2,))  # someone reassigns it
     assert followed_status("r", resource(), "t", moving) is None
+
+
+def test_a_topic_named_before_it_is_managed_is_not_followed() -> None:
+    """status.topicName names the topic from the first reconcile on (kubectl get shows it);
+    only a managed one is this resource's to follow and change."""
+    named = resource()
+    named["status"] = {**named["status"], "topicManaged": False}  # type: ignore[dict-item]
+    assert managed_topic(named["status"]) is None  # type: ignore[arg-type]
+    assert followed_status("r", named, "t", snapshot(((0, 1), 1))) is None
+    assert managed_topic(resource()["status"]) == "t"  # type: ignore[arg-type]
+    # Written before topicManaged existed: a topic was named only once it was managed.
+    assert managed_topic({"topicName": "t"}) == "t"
+    assert managed_topic({}) is None

@@ -41,6 +41,7 @@ from kafka_topic_operator.topics.status import (
     FOLLOWED_REASONS,
     Condition,
     followed_status,
+    managed_topic,
     ready_condition,
     topic_status,
     with_transition_times,
@@ -251,7 +252,8 @@ def _handling(kwargs: Mapping[str, Any], *, deleting: bool = False) -> Iterator[
         if (health := runtime().health) is not None:
             health.report_failure(str(e))
         unavailable = Condition("Unknown", "ZooKeeperUnavailable", str(e))
-        _set_condition(kwargs["patch"], kwargs["status"], kwargs["meta"], unavailable)
+        named = topic_of(kwargs["name"], kwargs["spec"])
+        _set_condition(kwargs["patch"], kwargs["status"], kwargs["meta"], unavailable, named)
         raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
     finally:
         metrics.RECONCILES.labels(result).inc()
@@ -281,11 +283,11 @@ async def _reconcile(
     rt = runtime()
     if annotations.get(PAUSE) == "true":
         paused = Condition("Unknown", "ReconciliationPaused", f'{PAUSE} is "true"')
-        _set_condition(patch, status, meta, paused)
+        _set_condition(patch, status, meta, paused, topic_of(name, spec))
         return
     if annotations.get(MANAGED) == "false":
         left = Condition("Unknown", "Unmanaged", f'{MANAGED} is "false": the topic is left alone')
-        _set_condition(patch, status, meta, left)
+        _set_condition(patch, status, meta, left, topic_of(name, spec))
         return
     topic = topic_of(name, spec)
     owner = _owner(topic)
@@ -293,7 +295,7 @@ async def _reconcile(
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
-    request = Request(name, dict(spec), managed_topic=status.get("topicName"))
+    request = Request(name, dict(spec), managed_topic=managed_topic(status))
     try:
         outcome, status = await _through_outages(rt, request, name, namespace, meta, status,
                                                  body)  # fmt: skip
@@ -320,11 +322,13 @@ def _settled(
 ) -> tuple[dict[str, Any], Condition]:
     """The status a reconcile's outcome gives, and its Ready condition."""
     step, snapshot = outcome.step, outcome.snapshot
-    # Only a topic this resource manages (created, or adopted as it was) goes into status:
-    # status.topicName is what later passes treat as theirs.
+    # A topic this resource manages (created, or adopted as it was) is what later passes treat
+    # as theirs (status.topicManaged), and only its fields go into status.
     topic_name = step.desired.name if step.desired and step.plan.blocked is None else None
     condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
-    new = topic_status(topic_name or status.get("topicName"), generation, condition, snapshot)
+    named = step.desired.name if step.desired else status.get("topicName")
+    managed = topic_name is not None or (named is not None and managed_topic(status) == named)
+    new = topic_status(named, generation, condition, snapshot if managed else None, managed)
     if topic_name is not None:
         # From now on status follows what Kafka's controller does, from the zxid it was read at.
         rt.follower.follow(topic_name, since=outcome.zxid if snapshot is not None else None)
@@ -366,7 +370,7 @@ async def _through_outages(
                     done, _ = await asyncio.wait({future}, timeout=rt.retry_seconds)
                 if not done and (health.down or not await health.check()):
                     why = f"ZooKeeper at {rt.zk.hosts} did not answer within {rt.retry_seconds} s"
-                    status = await _report_unavailable(name, namespace, meta, status, body, why)
+                    status = await _report_unavailable(request, namespace, meta, status, body, why)
                     reported = True
             outcome = await future
             if health is not None:
@@ -377,7 +381,7 @@ async def _through_outages(
                 raise  # kopf retries (ZOOKEEPER_RETRY), as before the health watch started
             health.report_failure(str(e))
             if not reported:
-                status = await _report_unavailable(name, namespace, meta, status, body, str(e))
+                status = await _report_unavailable(request, namespace, meta, status, body, str(e))
                 reported = True
             started = time.monotonic()
             await health.wait_up()
@@ -385,7 +389,7 @@ async def _through_outages(
 
 
 async def _report_unavailable(
-    name: str,
+    request: Request,
     namespace: str | None,
     meta: Mapping[str, Any],
     status: Mapping[str, Any],
@@ -395,15 +399,21 @@ async def _report_unavailable(
     """Writes ZooKeeperUnavailable to status now (kopf would only write it when the handler
     returns) and warns once; returns the status written, which the outcome is compared with."""
     metrics.RECONCILES.labels("zookeeper_unavailable").inc()
-    new = _condition_only(status, meta, Condition("Unknown", "ZooKeeperUnavailable", why))
+    unavailable = Condition("Unknown", "ZooKeeperUnavailable", why)
+    new = _condition_only(status, meta, unavailable, request.topic)
     changes = _status_changes(status, new)
     if changes is None:
         return status
     kopf.warn(body, reason="ZooKeeperUnavailable", message=f"{why}: waiting for it")
     try:
-        await asyncio.to_thread(_patch_status, namespace or "", name, changes)
+        await asyncio.to_thread(_patch_status, namespace or "", request.resource_name, changes)
     except Exception as e:  # the API server unreachable too: kopf's patch says it later
-        log.warning("could not report ZooKeeperUnavailable for %s/%s: %s", namespace, name, e)
+        log.warning(
+            "could not report ZooKeeperUnavailable for %s/%s: %s",
+            namespace,
+            request.resource_name,
+            e,
+        )
         return status
     current = {**status, **changes}
     return {k: v for k, v in current.items() if v is not None}
@@ -435,11 +445,12 @@ def _condition_only(
     condition: Condition,
     topic: str | None = None,
 ) -> dict[str, Any]:
-    """Status that only states a condition (nothing read from Kafka), keeping the topic name
-    and a requested deletion already recorded."""
-    new = topic_status(
-        topic or status.get("topicName"), int(meta.get("generation") or 0), condition, None
-    )
+    """Status that only states a condition (nothing read from Kafka), naming the topic
+    (`topic`, else the one named before) and keeping whether it is managed and a requested
+    deletion already recorded."""
+    named = topic or status.get("topicName")
+    managed = named is not None and managed_topic(status) == named
+    new = topic_status(named, int(meta.get("generation") or 0), condition, None, managed)
     if "deletion" in status:
         new["deletion"] = status["deletion"]
     return new
@@ -513,7 +524,7 @@ def _drifted(resource: Mapping[str, Any], topic: str) -> bool:
         not meta.get("deletionTimestamp")
         and annotations.get(PAUSE) != "true"
         and annotations.get(MANAGED) != "false"
-        and status.get("topicName") == topic
+        and managed_topic(status) == topic
         and status.get("observedGeneration") == meta.get("generation")
         and _ready_reason(status) in FOLLOWED_REASONS
     )
@@ -529,7 +540,7 @@ def _reconcile_drift(
     status written here."""
     status = resource.get("status") or {}
     generation = int((resource.get("metadata") or {}).get("generation") or 0)
-    request = Request(name, dict(resource.get("spec") or {}), status.get("topicName"))
+    request = Request(name, dict(resource.get("spec") or {}), managed_topic(status))
     try:
         outcome = rt.batcher.submit(request).result()
     except ReassignmentInProgressException:
@@ -606,8 +617,10 @@ def _delete(
                 f'resource with deletionPolicy: Retain or {MANAGED}: "false".'
             )
             disabled = Condition("False", "DeletionDisabled", message)
-            _set_condition(patch, status, meta, disabled, desired.name)
-            raise kopf.TemporaryError(message, delay=DELETION_RETRY * 6)
+            if _set_condition(patch, status, meta, disabled, desired.name):
+                log.error("%s", message)  # once: the checks that follow wait quietly
+                kopf.warn(body, reason="DeletionDisabled", message=message)
+            raise waiting(message, delay=DELETION_RETRY)
         with contextlib.suppress(
             TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException
         ):

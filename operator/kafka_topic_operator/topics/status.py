@@ -36,13 +36,23 @@ class Condition:
     message: str
 
 
+def managed_topic(status: Mapping[str, Any]) -> str | None:
+    """The topic a resource has created or taken over, if any. status.topicName names the topic
+    from the first reconcile on; statuses written before topicManaged existed only named a
+    topic once it was managed."""
+    name = status.get("topicName")
+    return name if isinstance(name, str) and status.get("topicManaged", True) is True else None
+
+
 def topic_status(
     topic_name: str | None,
     generation: int,
     condition: Condition,
     snapshot: ClusterSnapshot | None,
+    managed: bool = True,
 ) -> dict[str, Any]:
-    """The status without timestamps; `with_transition_times` adds them."""
+    """The status without timestamps; `with_transition_times` adds them. `managed`: whether
+    the resource has created or taken over the topic it names."""
     status: dict[str, Any] = {
         "observedGeneration": generation,
         "conditions": [
@@ -57,6 +67,7 @@ def topic_status(
     }
     if topic_name is not None:
         status["topicName"] = topic_name
+        status["topicManaged"] = managed
     topic = snapshot.topics.get(topic_name) if snapshot and topic_name else None
     if snapshot is not None and topic is not None:
         status.update(_topic_fields(snapshot, topic))
@@ -117,7 +128,7 @@ def followed_status(
     reasons = [c.get("reason") for c in status.get("conditions") or [] if c.get("type") == "Ready"]
     if (
         meta.get("deletionTimestamp")
-        or status.get("topicName") != topic
+        or managed_topic(status) != topic
         or status.get("observedGeneration") != meta.get("generation")
         or not reasons
         or reasons[0] not in FOLLOWED_REASONS
