@@ -3,6 +3,11 @@ bounded partition table with replica states, and transition times kept while not
 
 from __future__ import annotations
 
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
@@ -13,6 +18,7 @@ from kafka_topic_operator.topics.status import (
     followed_status,
     managed_topic,
     ready_condition,
+    status_patch,
     topic_status,
     with_transition_times,
 )
@@ -160,3 +166,49 @@ def test_a_topic_named_before_it_is_managed_is_not_followed() -> None:
     # Written before topicManaged existed: a topic was named only once it was managed.
     assert managed_topic({"topicName": "t"}) == "t"
     assert managed_topic({}) is None
+
+
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7386 applied, as the API server applies kopf's status patches."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merged(out.get(key), value)
+    return out
+
+
+JSON_LEAVES = st.none() | st.booleans() | st.integers() | st.text(max_size=3)
+FIELDS = st.sampled_from(["topicName", "deletion", "waitingOn", "requested", "partitionCounts"])
+JSON = st.recursive(
+    JSON_LEAVES.filter(lambda v: v is not None),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(FIELDS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(old=st.dictionaries(FIELDS, JSON, max_size=4), new=st.dictionaries(FIELDS, JSON, max_size=4))
+def test_the_status_patch_is_written_only_on_change_and_turns_old_into_new(
+    old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    condition = {"type": "Ready", "status": "True", "reason": "Created", "message": ""}
+    old = {**old, "kopf": {"progress": {}}, "conditions": [
+        {**condition, "lastTransitionTime": "2026-01-01T00:00:00Z"}]}  # fmt: skip
+    new = {**new, "conditions": [condition]}
+    patch = status_patch(old, new, "2026-01-02T00:00:00Z")
+    stamped = with_transition_times(new, old, "2026-01-02T00:00:00Z")
+    if patch is None:
+        assert {k: v for k, v in old.items() if k != "kopf"} == stamped
+    else:
+        assert merged(old, patch) == {**stamped, "kopf": {"progress": {}}}
+    # Only the transition time differs: nothing to write.
+    assert status_patch(old, {k: v for k, v in old.items() if k != "kopf"}, "later") is None
+
+
+def test_a_nested_field_that_went_away_is_removed_not_left_behind() -> None:
+    old = {"deletion": {"requested": True, "waitingOn": ["broker 2 offline"]}}
+    patch = status_patch(old, {"deletion": {"requested": True}}, "now")
+    assert patch == {"deletion": {"waitingOn": None}, "conditions": []}

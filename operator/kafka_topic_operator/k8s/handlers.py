@@ -43,8 +43,8 @@ from kafka_topic_operator.topics.status import (
     followed_status,
     managed_topic,
     ready_condition,
+    status_patch,
     topic_status,
-    with_transition_times,
 )
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
@@ -465,14 +465,8 @@ def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any
 
 
 def _status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The merge patch from status `old` to `new` (None for a removed field), None when only
-    transition times would change."""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    stamped = with_transition_times(new, old, now)
-    current = {k: v for k, v in old.items() if k != "kopf"}
-    if current == stamped:
-        return None
-    return {**{key: None for key in set(current) - set(stamped)}, **stamped}
+    return status_patch(old, new, now)
 
 
 def refresh_statuses(snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:

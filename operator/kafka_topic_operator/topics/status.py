@@ -158,6 +158,27 @@ def with_transition_times(
     return {**new, "conditions": conditions}
 
 
+def status_patch(old: Mapping[str, Any], new: Mapping[str, Any], now: str) -> dict[str, Any] | None:
+    """The JSON merge patch (RFC 7386) that turns status `old` into `new` stamped with transition
+    times as of `now`; None when nothing but those times would change, so an unchanged status
+    is never written. kopf's own bookkeeping (status.kopf) is left alone."""
+    stamped = with_transition_times(new, old, now)
+    current = {k: v for k, v in old.items() if k != "kopf"}
+    return _merge_patch(current, stamped) if current != stamped else None
+
+
+def _merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    patch: dict[str, Any] = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        before = old.get(key)
+        if isinstance(value, Mapping) and isinstance(before, Mapping):
+            if value != before:
+                patch[key] = _merge_patch(before, value)
+        elif key not in old or value != before:
+            patch[key] = value
+    return patch
+
+
 def _topic_fields(snapshot: ClusterSnapshot, topic: TopicSnapshot) -> dict[str, Any]:
     live = snapshot.live_brokers
     parts = [topic.partitions[p] for p in sorted(topic.partitions)]
