@@ -11,11 +11,28 @@ from collections.abc import Iterator
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
 
+class KafkaStyleFormatter(logging.Formatter):
+    """LOG_FORMAT; a line about a Kubernetes object (kopf's records carry it as `k8s_ref`)
+    names the object first, as kopf's own formatter does: "Handler 'delete' succeeded" alone
+    does not say for which resource."""
+
+    def __init__(self) -> None:
+        super().__init__(LOG_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        ref = getattr(record, "k8s_ref", None)
+        if not isinstance(ref, dict) or not ref.get("name"):
+            return super().formatMessage(record)
+        namespace, name = ref.get("namespace"), ref["name"]
+        prefix = f"[{namespace}/{name}]" if namespace else f"[{name}]"
+        return LOG_FORMAT % {**record.__dict__, "message": f"{prefix} {record.message}"}
+
+
 @contextlib.contextmanager
 def process_logging(level: str | int, *others: str) -> Iterator[None]:
     """Our loggers (and the `others`, say kopf's) at `level`, kazoo's at WARNING."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.setFormatter(KafkaStyleFormatter())
     loggers = {
         logging.getLogger("kafka_topic_operator"): level,
         logging.getLogger("kazoo"): "WARNING",

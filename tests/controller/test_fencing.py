@@ -382,3 +382,41 @@ def test_an_unfenced_write_of_a_deposed_controller_would_succeed(bare: Bare) -> 
     depose(bare)
     bare.controller.zk.create("/written-by-the-deposed-controller", b"")
     assert bare.zk.exists("/written-by-the-deposed-controller")
+
+
+def test_a_controller_whose_session_expired_writes_nothing_in_the_new_session(bare: Bare) -> None:
+    """kazoo opens a new session at once after an expiry, and the controller may still be
+    handling an event of the old one: no other controller has won yet, so the epoch check
+    alone would let its writes through. Kafka's request fails with SESSIONEXPIRED; here the
+    fence names the session the epoch was won in."""
+    from kazoo.client import KazooClient
+    from kto_testing import eventually
+
+    online_topic(bare, (0,), {0: [0]})
+    zk = bare.controller.zk
+    session = zk.session_id
+    # ZooKeeper's own way to expire a session: attach to it and close it.
+    thief = KazooClient(hosts=zk.hosts, client_id=zk.raw.client_id)
+    thief.start()
+    thief.stop()
+    thief.close()
+    eventually(lambda: zk.session_id not in (0, session), "a new session")
+    assert bare.controller.is_active  # the Expire event is not handled yet
+    admin.reassign_partitions(bare.zk, {TopicPartition("missing", 0): [0]})
+    before = read(bare, znodes.REASSIGN_PARTITIONS_PATH)
+    bare.dispatch(ev.ZkPartitionReassignment(created=True))  # would delete the znode
+    assert read(bare, znodes.REASSIGN_PARTITIONS_PATH) == before
+    assert not bare.controller.is_active and bare.controller.epoch is None
+
+
+def test_an_expired_session_drops_the_events_queued_in_it(bare: Bare) -> None:
+    """Kafka's clearAndPut(Expire): what was queued before the expiry is not handled after."""
+    bare.register(0)
+    bare.elect()
+    controller = bare.controller
+    for event in (ev.BrokerChange(), ev.TopicChange(), ev.ZkPartitionReassignment(created=True)):
+        controller.put(event)
+    controller.put(ev.ShutdownEventThread())
+    session = controller.zk.session_id
+    controller._on_session_state("LOST")
+    assert list(controller._queue.queue) == [ev.ShutdownEventThread(), ev.Expire(session)]

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
-from kafka_topic_operator.kafka.errors import TopicExistsException
+from kafka_topic_operator.kafka.errors import (
+    ReassignmentInProgressException,
+    TopicExistsException,
+)
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.topics import batcher as batcher_module
 from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.plan import CreateTopic, Reason
@@ -83,6 +87,41 @@ def test_a_failed_write_fails_only_its_topic(
     assert str(outcomes[1]) == "Topic 'taken' already exists."
     assert isinstance(outcomes[0], Step) and isinstance(outcomes[2], Step)
     assert partitions_of(cluster, "x") == partitions_of(cluster, "y") == 2
+
+
+def test_the_reassignments_of_a_batch_go_in_one_znode(cluster: Cluster) -> None:
+    """/admin/reassign_partitions holds one reassignment at a time: the batch's go together, as
+    one kafka-reassign-partitions run writes them (topic by topic, all but the first waited);
+    while one is there, each topic of the next batch waits with its own name. No controller
+    runs: the znode stays as written."""
+    for broker in (0, 1, 2):
+        cluster.start_broker(broker)
+    for name in ("r0", "r1", "r2", "r3"):
+        admin.create_topic_with_assignment(cluster.zk, name, {0: [0], 1: [1]})
+    wanted = {"replicaAssignment": [[1, 2], [2, 0]]}
+    outcomes = reconcile_topics(
+        cluster.zk, [Request(n, wanted, managed_topic=n) for n in ("r0", "r1")]
+    )
+    assert all(isinstance(o, Step) and o.plan.blocked is None for o in outcomes), [
+        getattr(o, "plan", o) for o in outcomes
+    ]
+    node = cluster.zk.get(znodes.REASSIGN_PARTITIONS_PATH)
+    assert node is not None
+    assert znodes.decode_reassignment(node.path, node.data) == {
+        TopicPartition(t, p): r
+        for t in ("r0", "r1")
+        for p, r in enumerate(wanted["replicaAssignment"])
+    }
+    waiting = reconcile_topics(
+        cluster.zk, [Request(n, wanted, managed_topic=n) for n in ("r2", "r3")]
+    )
+    assert [(type(o), str(o)) for o in waiting] == [
+        (
+            ReassignmentInProgressException,
+            f"A partition reassignment is in progress for the topic '{t}'.",
+        )
+        for t in ("r2", "r3")
+    ]
 
 
 def test_every_topic_name_is_listed_only_for_a_name_that_could_collide(

@@ -15,6 +15,7 @@ from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoc
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk.client import Fence
 from kafka_topic_operator.zk.znodes import BrokerInfo
 
 
@@ -22,6 +23,7 @@ from kafka_topic_operator.zk.znodes import BrokerInfo
 class ControllerContext:
     epoch: int = 0
     epoch_zk_version: int = 0
+    epoch_session: int = 0  # the ZooKeeper session the epoch was won in
     live_brokers: dict[int, BrokerInfo] = field(default_factory=dict)
     broker_epochs: dict[int, int] = field(default_factory=dict)
     shutting_down: set[int] = field(default_factory=set)
@@ -42,6 +44,10 @@ class ControllerContext:
     )
 
     # ---- topics and assignments ------------------------------------------------------------------
+
+    def fence(self) -> Fence:
+        """What every write of this controller checks: its epoch, in the session it won it."""
+        return Fence(self.epoch_zk_version, session=self.epoch_session)
 
     @property
     def all_topics(self) -> set[str]:

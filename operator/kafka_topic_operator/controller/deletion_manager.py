@@ -16,7 +16,7 @@ from kafka_topic_operator.controller.zk_state import OPS_PER_MULTI, chunks
 from kafka_topic_operator.kafka import deletion
 from kafka_topic_operator.kafka.states import PartitionAndReplica
 from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.client import Delete, Fence, NoNodeError, TransactionFailed, ZkClient
+from kafka_topic_operator.zk.client import Delete, NoNodeError, TransactionFailed, ZkClient
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class DeletionManager:
 
     def _delete(self, paths: Iterable[str]) -> None:
         """Fenced deletes in pipelined batches; a znode already gone is fine."""
-        fence = Fence(self.ctx.epoch_zk_version)
+        fence = self.ctx.fence()
         ops = [Delete(p) for p in paths]
         batches = list(chunks(ops, OPS_PER_MULTI))
         for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):

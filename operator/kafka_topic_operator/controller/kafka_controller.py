@@ -43,7 +43,6 @@ from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import (
     Delete,
-    Fence,
     Node,
     NodeExistsError,
     SetData,
@@ -181,6 +180,13 @@ class KafkaController:
         self.idle.clear()
         self._queue.put(event)
 
+    def _clear_and_put(self, event: ev.ControllerEvent) -> None:
+        with self._queue.mutex:
+            kept = [e for e in self._queue.queue if isinstance(e, ev.ShutdownEventThread)]
+            self._queue.queue.clear()
+            self._queue.queue.extend(kept)
+        self.put(event)
+
     # ---- the event thread ------------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -289,7 +295,8 @@ class KafkaController:
     def _on_session_state(self, state: str) -> None:
         if state == "LOST":
             self._session_lost = True
-            self.put(ev.Expire(self.zk.session_id))  # kazoo still holds the expired id here
+            # Kafka's clearAndPut(Expire): what was queued in the old session is not handled.
+            self._clear_and_put(ev.Expire(self.zk.session_id))  # kazoo still holds the old id
         elif state == "CONNECTED" and self._session_lost:
             self._session_lost = False
             self.put(ev.Reelect())
@@ -495,6 +502,7 @@ class KafkaController:
         ctx = self.ctx
         ctx.epoch = self.epoch.epoch
         ctx.epoch_zk_version = self.epoch.zk_version
+        ctx.epoch_session = self._epoch_session
         self.batch.reset_correlation_ids()
         started = time.monotonic()
         self._enable_feature_versioning()
@@ -626,7 +634,7 @@ class KafkaController:
         keeps its new content and is handled by its own modification event."""
         if not writes:
             return
-        fence = Fence(self.ctx.epoch_zk_version)
+        fence = self.ctx.fence()
         batches = list(chunks(writes, OPS_PER_MULTI))
         for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):
             if isinstance(outcome, TransactionFailed):
@@ -866,7 +874,7 @@ class KafkaController:
             and (known := self.ctx.assignment(TopicPartition(topic, p))) is not None
         }
         data = znodes.encode_topic(kept, self.ctx.topic_ids.get(topic))
-        self.zk.multi([SetData(znodes.topic_path(topic), data)], Fence(self.ctx.epoch_zk_version))
+        self.zk.multi([SetData(znodes.topic_path(topic), data)], self.ctx.fence())
 
     def _process_topic_deletion(self) -> None:
         marked = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
@@ -954,7 +962,7 @@ class KafkaController:
             self._on_replicas_become_offline([PartitionAndReplica(tp, broker) for tp in new])
 
     def _delete_tolerating_missing(self, paths: list[str]) -> None:
-        fence = Fence(self.ctx.epoch_zk_version)
+        fence = self.ctx.fence()
         batches = list(chunks([Delete(p) for p in paths], OPS_PER_MULTI))
         for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):
             if isinstance(outcome, TransactionFailed):
@@ -1059,7 +1067,7 @@ class KafkaController:
         creation time. Only the active controller purges here, its deletes fenced."""
         if not self.is_active:
             return
-        fence = Fence(self.ctx.epoch_zk_version)
+        fence = self.ctx.fence()
         for node in self.zk.get_many(paths):
             if node is not None and now - node.mtime > CONFIG_CHANGE_EXPIRATION_MS:
                 log.debug("Purging change notification %s", node.path)
@@ -1108,7 +1116,7 @@ class KafkaController:
             # at (a znode someone else removed is fine), and an event looks again, so a request
             # written right after the delete is not missed.
             with contextlib.suppress(TransactionFailed):
-                self.zk.multi([Delete(path)], Fence(self.ctx.epoch_zk_version))
+                self.zk.multi([Delete(path)], self.ctx.fence())
             self.put(ev.ReplicaLeaderElection())
 
     def _on_replica_election(self, partitions: list[TopicPartition], trigger: str) -> None:
@@ -1200,7 +1208,7 @@ class KafkaController:
             result = self._do_controlled_shutdown(request.request)
             data = bc.encode_controlled_shutdown(request.request, result)
             with contextlib.suppress(TransactionFailed):  # the broker gave up and left
-                self.zk.multi([SetData(path, data, node.version)], Fence(self.ctx.epoch_zk_version))
+                self.zk.multi([SetData(path, data, node.version)], self.ctx.fence())
 
     def _do_controlled_shutdown(
         self, request: bc.ControlledShutdownRequest

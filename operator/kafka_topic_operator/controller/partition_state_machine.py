@@ -333,4 +333,4 @@ class PartitionStateMachine:
 
     @property
     def _fence(self) -> Fence:
-        return Fence(self.ctx.epoch_zk_version)
+        return self.ctx.fence()

@@ -57,7 +57,7 @@ class Reassignments:
 
     @property
     def _fence(self) -> Fence:
-        return Fence(self.ctx.epoch_zk_version)
+        return self.ctx.fence()
 
     # ---- triggers --------------------------------------------------------------------------------
 

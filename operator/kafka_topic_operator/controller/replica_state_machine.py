@@ -23,7 +23,7 @@ from kafka_topic_operator.kafka.states import (
     remove_replica_from_isr,
 )
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk.client import Fence, ZkClient
+from kafka_topic_operator.zk.client import ZkClient
 
 log = logging.getLogger("kafka_topic_operator.state.change")
 
@@ -192,7 +192,7 @@ class ReplicaStateMachine:
         whose ISR did not hold the replica succeed unchanged)."""
         done: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
-        fence = Fence(self.ctx.epoch_zk_version)
+        fence = self.ctx.fence()
         shrunk = 0
         while remaining:
             reads = read_partition_states(self.zk, remaining)

@@ -30,7 +30,7 @@ from kafka_topic_operator.kafka.leader_and_isr import (
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import broker_channel as bc
-from kafka_topic_operator.zk.client import Fence, ZkClient
+from kafka_topic_operator.zk.client import ZkClient
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ class RequestBatch:
         return sent
 
     def _write(self, requests: Sequence[tuple[int, bc.Request]]) -> None:
-        fence = Fence(self.ctx.epoch_zk_version)
+        fence = self.ctx.fence()
         if self.sender is not None:
             self.sender.submit(requests, fence)
             return

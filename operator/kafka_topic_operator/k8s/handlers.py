@@ -509,8 +509,9 @@ def refresh_statuses(snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
 
 
 def _drifted(resource: Mapping[str, Any], topic: str) -> bool:
-    """Whether a settled resource's topic may have drifted: followed_status declined it, and
-    nothing else (a spec change, a deletion, a pause) is for its handlers to decide."""
+    """Whether a settled resource is to be reconciled now that its topic's znodes or the brokers
+    changed: followed_status declined it, and nothing else (a spec change, a deletion, a pause)
+    is for its handlers to decide."""
     status = resource.get("status") or {}
     meta = resource.get("metadata") or {}
     annotations = meta.get("annotations") or {}
@@ -520,8 +521,14 @@ def _drifted(resource: Mapping[str, Any], topic: str) -> bool:
         and annotations.get(MANAGED) != "false"
         and managed_topic(status) == topic
         and status.get("observedGeneration") == meta.get("generation")
-        and _ready_reason(status) in FOLLOWED_REASONS
+        and _ready_reason(status) in RECONCILED_ON_CHANGE
     )
+
+
+# A settled resource is reconciled when its topic's znodes or the brokers change: for drift,
+# and to go on at once from a wait that such a change ends (brokers registered again after an
+# outage, a reassignment finished).
+RECONCILED_ON_CHANGE = FOLLOWED_REASONS | {"BrokersUnavailable", "ReassignmentInProgress"}
 
 
 def _reconcile_drift(
@@ -547,7 +554,8 @@ def _reconcile_drift(
         again.start()
         return None, said
     if condition.reason in PASSING_REASONS:
-        return None, said  # its end changes a watched znode: the follower reports it again
+        # Its end changes a watched znode: the follower reports it again. Said once.
+        return None, said if condition.reason != _ready_reason(status) else []
     return new, said
 
 

@@ -15,12 +15,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_topic_operator.kafka.assignment import RandomSource
+from kafka_topic_operator.kafka.errors import ReassignmentInProgressException
 from kafka_topic_operator.kafka.names import has_collision_chars
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.ownership import topic_of
-from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason, plan, unreadable_message
+from kafka_topic_operator.topics.plan import (
+    CreateTopic,
+    Plan,
+    Reason,
+    Reassign,
+    plan,
+    unreadable_message,
+)
 from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
@@ -139,8 +148,9 @@ def _plan_and_apply(
             names.add(desired.name)
             creations.append(admin.NewTopic(desired.name, first.assignment, first.config))
     # Creations go together (pipelined transactions, each topic's config and topic znodes in
-    # one); every other change as AdminZkClient makes it, topic by topic.
+    # one); every other change as AdminZkClient makes it, topic by topic, except reassignments.
     created = admin.create_topics(zk, creations)
+    reassigning: dict[int, tuple[str, dict[TopicPartition, list[int]]]] = {}
     for i, name, step in steps:
         outcomes[i] = step
         if step.plan.blocked is not None or not step.plan.actions:
@@ -150,6 +160,35 @@ def _plan_and_apply(
         try:
             if error is not None:
                 raise error
-            apply_actions(zk, name, rest)
+            apply_actions(zk, name, [a for a in rest if not isinstance(a, Reassign)])
         except Exception as e:  # this topic's write failed: the others stand
+            outcomes[i] = e
+            continue
+        for action in rest:
+            if isinstance(action, Reassign):
+                targets = {TopicPartition(name, p): list(r) for p, r in action.targets.items()}
+                reassigning[i] = (name, targets)
+    if reassigning:
+        _reassign_together(zk, reassigning, outcomes)
+
+
+def _reassign_together(
+    zk: ZkClient,
+    reassigning: Mapping[int, tuple[str, dict[TopicPartition, list[int]]]],
+    outcomes: list[Step | Exception | None],
+) -> None:
+    """Every topic's reassignment in one /admin/reassign_partitions, as one run of
+    kafka-reassign-partitions writes many: the znode holds one reassignment at a time, so topic
+    by topic, all but the first would wait for it to finish."""
+    try:
+        admin.reassign_partitions(
+            zk, {tp: r for _, targets in reassigning.values() for tp, r in targets.items()}
+        )
+    except ReassignmentInProgressException:
+        for i, (name, _) in reassigning.items():
+            outcomes[i] = ReassignmentInProgressException(
+                f"A partition reassignment is in progress for the topic '{name}'."
+            )
+    except Exception as e:
+        for i in reassigning:
             outcomes[i] = e

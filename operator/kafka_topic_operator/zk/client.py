@@ -171,10 +171,15 @@ Op = Create | SetData | Delete | Check
 
 @dataclass(frozen=True, slots=True)
 class Fence:
-    """The controller epoch znode's version this controller won with; every write checks it."""
+    """The controller epoch znode's version this controller won with; every write checks it.
+    `session`: the ZooKeeper session it was won in (0: any). A write is never sent in another
+    session: after an expiry, kazoo opens a new session at once, and an event the controller
+    was handling would otherwise go on writing there before it learns of the expiry (Kafka's
+    client fails such a request with SESSIONEXPIRED)."""
 
     epoch_zk_version: int
     path: str = CONTROLLER_EPOCH_PATH
+    session: int = 0
 
 
 class TransactionFailed(Exception):
@@ -235,7 +240,7 @@ class ZkClient:
             acl = [owner, make_acl("world", "anyone", read=True)]
         # An expired session is retried too, on the new session kazoo opens: whoever depends on
         # the old one (the controller, a broker's registration) learns of it from the state
-        # listener, and a controller's writes stay fenced by the epoch.
+        # listener, and a controller's writes stay fenced by the epoch and its session.
         self._retry = KazooRetry(
             max_tries=-1, delay=0.05, max_delay=2.0, ignore_expire=True, deadline=retry_deadline
         )
@@ -560,7 +565,7 @@ class ZkClient:
         )
         if not all_ops:
             return []
-        outcome = self._outcome(all_ops, self._call(self._commit, all_ops), fence)
+        outcome = self._outcome(all_ops, self._call(self._fenced_commit, all_ops, fence), fence)
         if isinstance(outcome, TransactionFailed):
             raise outcome
         return outcome
@@ -574,6 +579,7 @@ class ZkClient:
         connection is retried synchronously, so its ops must tolerate having been applied."""
         prefix: list[Op] = [Check(fence.path, fence.epoch_zk_version)] if fence else []
         self._require_connection()
+        self._check_session(fence)
         pending = []
         for ops in batches:
             all_ops = [*prefix, *ops]
@@ -583,7 +589,7 @@ class ZkClient:
             try:
                 results: list[object] = result.get()
             except KazooException:
-                results = self._call(self._commit, all_ops)
+                results = self._call(self._fenced_commit, all_ops, fence)
             outcomes.append(self._outcome(all_ops, results, fence))
         return outcomes
 
@@ -600,6 +606,17 @@ class ZkClient:
                 f"{fence.epoch_zk_version}"
             )
         return failure
+
+    def _fenced_commit(self, ops: Sequence[Op], fence: Fence | None) -> list[object]:
+        self._check_session(fence)  # each attempt: a retry may find a new session
+        return self._commit(ops)
+
+    def _check_session(self, fence: Fence | None) -> None:
+        if fence is not None and fence.session and self.session_id != fence.session:
+            raise ControllerMovedException(
+                f"The ZooKeeper session {fence.session:#x} the controller epoch was won in has "
+                "expired"
+            )
 
     def _commit(self, ops: Sequence[Op]) -> list[object]:
         results: list[object] = self._commit_async(ops).get()
