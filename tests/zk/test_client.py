@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from kto_testing import eventually
@@ -179,6 +180,31 @@ def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClien
     with pytest.raises(ControllerMovedException):
         zk.multi([Create("/late", b"x")], fence=fence)
     assert not zk.exists("/late")
+
+
+def test_a_fence_of_a_session_waits_out_a_dropped_connection(tmp_path: Path) -> None:
+    """A write fenced by the session it was planned in goes through once the connection is
+    back in the same session (ZooKeeper restarted: sessions survive), and is refused in
+    another session."""
+    from kafka_topic_operator.zk.server import ZooKeeperServer
+
+    with ZooKeeperServer(tmp_path / "zk") as server:
+        zk = ZkClient(server.connect_string, session_timeout=10.0)
+        zk.start()
+        try:
+            zk.create("/controller_epoch", b"1")
+            fence = Fence(epoch_zk_version=0, session=zk.session_id)
+            server.stop()
+            written = threading.Thread(target=zk.multi, args=([Create("/written", b"x")], fence))
+            written.start()
+            server.start()
+            written.join(30)
+            assert not written.is_alive() and zk.exists("/written")
+            with pytest.raises(ControllerMovedException, match=r"session .* has expired"):
+                zk.multi([Create("/late", b"x")], Fence(0, session=zk.session_id + 1))
+            assert not zk.exists("/late")
+        finally:
+            zk.stop()
 
 
 def test_failed_multi_changes_nothing_and_names_the_failing_path(zk: ZkClient) -> None:

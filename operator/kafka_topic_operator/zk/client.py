@@ -579,7 +579,7 @@ class ZkClient:
         connection is retried synchronously, so its ops must tolerate having been applied."""
         prefix: list[Op] = [Check(fence.path, fence.epoch_zk_version)] if fence else []
         self._require_connection()
-        self._check_session(fence)
+        self._call(self._check_session, fence)
         pending = []
         for ops in batches:
             all_ops = [*prefix, *ops]
@@ -612,7 +612,13 @@ class ZkClient:
         return self._commit(ops)
 
     def _check_session(self, fence: Fence | None) -> None:
-        if fence is not None and fence.session and self.session_id != fence.session:
+        if fence is None or not fence.session:
+            return
+        if not self._kazoo.connected:
+            # The session may live on (a dropped connection) or not (an expiry): retried until
+            # kazoo knows which. It holds no session id while it reconnects.
+            raise ConnectionLoss()
+        if self.session_id != fence.session:
             raise ControllerMovedException(
                 f"The ZooKeeper session {fence.session:#x} the controller epoch was won in has "
                 "expired"
