@@ -248,7 +248,8 @@ def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Se
     ]
     # Waiting is said at INFO, not as an error.
     log = (setup.root / "operator.log").read_text()
-    assert re.search(r"INFO Handler '[^']+' will retry: Deletion of topic 'audit' waits: "
+    assert re.search(r"INFO \[default/audit\] Handler '[^']+' will retry: Deletion of topic "
+                     r"'audit' waits: "
                      r"replicas on offline brokers 2", log), log[-5000:]  # fmt: skip
     assert "failed temporarily" not in log, log[-5000:]
 
@@ -520,11 +521,14 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
         server.freeze()
         try:
             frozen = time.monotonic()
+            setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "before")
             for name in names:
                 setup.apply(name, partitions=2, replicas=2)
             said = f"ZooKeeper at {server.connect_string} did not answer within 2.0 s"
             for name in names:
                 assert reason_is(setup, name, "ZooKeeperUnavailable")[2] == said
+            # The deletion too, and it waits for ZooKeeper rather than for kopf's retry (10 s).
+            assert reason_is(setup, "before", "ZooKeeperUnavailable")[2].startswith("ZooKeeper")
             # Each within the retry time and one unanswered read (1 s), applied in turn.
             assert time.monotonic() - frozen < 2.0 + 1.0 + 5.0
             status, body = _get(liveness)
@@ -538,6 +542,9 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
         for name in names:
             eventually(functools.partial(_is_ready, setup, name), f"{name} Ready", timeout=10)
         print(f"every resource Ready {time.monotonic() - thawed:.1f} s after ZooKeeper's return")
+        # Marked for deletion at once, then found gone at the finalizer's next look (5 s).
+        eventually(lambda: setup.get("before") is None, "before deleted", timeout=8)
+        print(f"the deletion done {time.monotonic() - thawed:.1f} s after ZooKeeper's return")
         eventually(lambda: _get(readiness) == (200, "ok\n"), "ready again", timeout=5)
         assert "\nkto_zookeeper_up 1.0\n" in _get(metrics)[1]
         for name in names:

@@ -545,18 +545,25 @@ def _reconcile_drift(
     try:
         outcome = rt.batcher.submit(request).result()
     except ReassignmentInProgressException:
-        return None, []  # its end changes the topic's znode: reported again then
+        # Another topic's reassignment holds /admin/reassign_partitions: its end changes only
+        # its own topics' znodes, so nothing would report this one again.
+        _look_again_in(rt, topic, REASSIGNMENT_RETRY)
+        return None, []
     new, condition = _settled(rt, outcome, status, generation)
     said = _announcements(outcome.step, condition)
     if condition.reason == "Reconciling":
-        again = threading.Timer(DRIFT_RECHECK, _look_again, [rt, topic])
-        again.daemon = True
-        again.start()
+        _look_again_in(rt, topic, DRIFT_RECHECK)
         return None, said
     if condition.reason in PASSING_REASONS:
         # Its end changes a watched znode: the follower reports it again. Said once.
         return None, said if condition.reason != _ready_reason(status) else []
     return new, said
+
+
+def _look_again_in(rt: Runtime, topic: str, delay: float) -> None:
+    again = threading.Timer(delay, _look_again, [rt, topic])
+    again.daemon = True
+    again.start()
 
 
 def _look_again(rt: Runtime, topic: str) -> None:
@@ -565,9 +572,38 @@ def _look_again(rt: Runtime, topic: str) -> None:
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)
-def delete(**kwargs: Any) -> None:
+async def delete(**kwargs: Any) -> None:
     with _handling(kwargs, deleting=True):
-        _delete(**kwargs)
+        await _delete_through_outages(kwargs)
+
+
+async def _delete_through_outages(kwargs: dict[str, Any]) -> None:
+    """The finalizer's work in a thread; while ZooKeeper does not answer, status says
+    ZooKeeperUnavailable and the deletion waits for ZooKeeper's return, then goes on at once
+    (kopf's retry delay would outlive a short outage)."""
+    rt = runtime()
+    health = rt.health
+    status: Mapping[str, Any] = kwargs["status"]
+    reported = False
+    waited = 0.0
+    while True:
+        try:
+            await asyncio.to_thread(_delete, **kwargs)
+            return
+        except ZkConnectionError as e:
+            if health is None or waited > rt.retry_seconds * 30:
+                raise  # kopf retries (ZOOKEEPER_RETRY)
+            health.report_failure(str(e))
+            if not reported:
+                request = Request(kwargs["name"], dict(kwargs["spec"]), managed_topic(status))
+                status = await _report_unavailable(request, kwargs.get("namespace"),
+                                                   kwargs["meta"], status, kwargs["body"],
+                                                   str(e))  # fmt: skip
+                kwargs = {**kwargs, "status": status}
+                reported = True
+            started = time.monotonic()
+            await health.wait_up()
+            waited += time.monotonic() - started
 
 
 def _say_deleted(body: kopf.Body, topic: str) -> None:
