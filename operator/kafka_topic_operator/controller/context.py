@@ -38,6 +38,9 @@ class ControllerContext:
     partitions_being_reassigned: set[TopicPartition] = field(default_factory=set)
     # broker id -> its replicas in log directories that failed (learnt from LeaderAndIsr answers)
     replicas_on_offline_dirs: dict[int, set[TopicPartition]] = field(default_factory=dict)
+    # Partition states this controller wrote while handling the current event: what it holds
+    # of them is what ZooKeeper holds, so they need not be read again within the event.
+    written_this_event: set[TopicPartition] = field(default_factory=set)
     # broker id -> partitions with a replica there (replicas, adding and removing alike)
     _by_broker: defaultdict[int, set[TopicPartition]] = field(
         default_factory=lambda: defaultdict(set)

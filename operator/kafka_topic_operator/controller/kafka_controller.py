@@ -230,6 +230,7 @@ class KafkaController:
             topics.append(event.topic)
 
     def _process(self, event: ev.ControllerEvent) -> None:
+        self.ctx.written_this_event.clear()
         try:
             self._dispatch(event)
         except ControllerMovedException:

@@ -256,6 +256,7 @@ class PartitionStateMachine:
         if not updates:
             return []
         outcome = update_leader_and_isr(self.zk, self._fence, updates, self.ctx.epoch)
+        self.ctx.written_this_event.update(outcome.updated)
         for tp, lai in outcome.updated.items():
             leadership = LeaderIsrAndControllerEpoch(lai, self.ctx.epoch)
             self.ctx.leadership[tp] = leadership

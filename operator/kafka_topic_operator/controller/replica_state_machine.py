@@ -191,7 +191,15 @@ class ReplicaStateMachine:
         """removeReplicasFromIsr: the new leadership of every partition that succeeded (those
         whose ISR did not hold the replica succeed unchanged)."""
         done: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
-        remaining = list(partitions)
+        # A leader just elected by this event has an ISR without the dead broker: Kafka reads
+        # it again and finds nothing to do; what it would read is what was written.
+        remaining = []
+        for tp in partitions:
+            written = self.ctx.leadership.get(tp) if tp in self.ctx.written_this_event else None
+            if written is not None and broker not in written.leader_and_isr.isr:
+                done[tp] = written
+            else:
+                remaining.append(tp)
         fence = self.ctx.fence()
         shrunk = 0
         while remaining:

@@ -80,6 +80,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# One decoder for every znode: json.loads with an argument builds a new one per call.
+_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _text(path: str, data: bytes | None) -> str:
     if not data:
         raise ZNodeDataError(path, "no data (expected JSON)")
@@ -94,7 +98,7 @@ def _text(path: str, data: bytes | None) -> str:
 def _parse(path: str, data: bytes | None) -> object:
     text = _text(path, data)
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _JSON.decode(text)
     except (ValueError, RecursionError) as e:
         raise ZNodeDataError(path, f"not valid JSON ({e})") from e
 
