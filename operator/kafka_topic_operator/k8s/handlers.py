@@ -43,6 +43,7 @@ from kafka_topic_operator.topics.status import (
     followed_status,
     managed_topic,
     ready_condition,
+    settled_reason,
     status_patch,
     topic_status,
 )
@@ -512,16 +513,11 @@ def _drifted(resource: Mapping[str, Any], topic: str) -> bool:
     """Whether a settled resource is to be reconciled now that its topic's znodes or the brokers
     changed: followed_status declined it, and nothing else (a spec change, a deletion, a pause)
     is for its handlers to decide."""
-    status = resource.get("status") or {}
-    meta = resource.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
+    annotations = (resource.get("metadata") or {}).get("annotations") or {}
     return (
-        not meta.get("deletionTimestamp")
-        and annotations.get(PAUSE) != "true"
+        annotations.get(PAUSE) != "true"
         and annotations.get(MANAGED) != "false"
-        and managed_topic(status) == topic
-        and status.get("observedGeneration") == meta.get("generation")
-        and _ready_reason(status) in RECONCILED_ON_CHANGE
+        and settled_reason(resource, topic) in RECONCILED_ON_CHANGE
     )
 
 

@@ -116,6 +116,21 @@ def ready_condition(
     return Condition("True", "Created", "The topic is as declared")
 
 
+def settled_reason(resource: Mapping[str, Any], topic: str) -> str | None:
+    """The Ready reason of a resource (as read from the API) that manages `topic`, is not being
+    deleted and was last reconciled at its current spec; None for any other."""
+    status = resource.get("status") or {}
+    meta = resource.get("metadata") or {}
+    if (
+        meta.get("deletionTimestamp")
+        or managed_topic(status) != topic
+        or status.get("observedGeneration") != meta.get("generation")
+    ):
+        return None
+    reasons = [c.get("reason") for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+    return str(reasons[0]) if reasons and reasons[0] is not None else None
+
+
 def followed_status(
     name: str, resource: Mapping[str, Any], topic: str, snapshot: ClusterSnapshot
 ) -> dict[str, Any] | None:
@@ -123,17 +138,9 @@ def followed_status(
     changed, as its last reconcile would show it now; None when the reconcile must decide: the
     spec changed since, the resource is being deleted, it does not manage `topic`, or its
     condition is one Kafka's controller does not change."""
-    status = resource.get("status") or {}
-    meta = resource.get("metadata") or {}
-    reasons = [c.get("reason") for c in status.get("conditions") or [] if c.get("type") == "Ready"]
-    if (
-        meta.get("deletionTimestamp")
-        or managed_topic(status) != topic
-        or status.get("observedGeneration") != meta.get("generation")
-        or not reasons
-        or reasons[0] not in FOLLOWED_REASONS
-    ):
+    if settled_reason(resource, topic) not in FOLLOWED_REASONS:
         return None
+    status = resource.get("status") or {}
     try:
         desired = desired_topic(name, resource.get("spec") or {})
     except InvalidSpec:
