@@ -24,6 +24,9 @@ Report = tuple[ClusterSnapshot, list[str]]
 
 @pytest.fixture
 def reports(zk: ZkClient) -> Iterator[tuple[StatusFollower, queue.Queue[Report]]]:
+    """A started follower and what it reports, in a cluster with brokers registered (none yet:
+    `/brokers/ids` exists, so its children can be watched)."""
+    zk.ensure_path(znodes.BROKER_IDS_PATH)
     found: queue.Queue[Report] = queue.Queue()
 
     def changed(snapshot: ClusterSnapshot, topics: Collection[str]) -> None:
@@ -58,7 +61,6 @@ def test_a_followed_topic_is_reported_when_kafka_changes_it(
     zk: ZkClient, reports: tuple[StatusFollower, queue.Queue[Report]]
 ) -> None:
     follower, found = reports
-    zk.ensure_path(znodes.BROKER_IDS_PATH)
     create_topic(zk, "orders")
     create_topic(zk, "other")
     follower.follow("orders")
@@ -91,7 +93,6 @@ def test_a_config_changed_behind_the_operators_back_is_reported_at_once(
     zk: ZkClient, reports: tuple[StatusFollower, queue.Queue[Report]]
 ) -> None:
     follower, found = reports
-    zk.ensure_path(znodes.BROKER_IDS_PATH)
     create_topic(zk, "orders")
     zk.create(znodes.topic_config_path("orders"),
               znodes.encode_config({"retention.ms": "1000"}), makepath=True)  # fmt: skip
@@ -106,7 +107,6 @@ def test_a_deleted_topic_is_reported_once_and_unfollowed(
     zk: ZkClient, reports: tuple[StatusFollower, queue.Queue[Report]]
 ) -> None:
     follower, found = reports
-    zk.ensure_path(znodes.BROKER_IDS_PATH)
     create_topic(zk, "orders")
     follower.follow("orders")
     found.get(timeout=10)
@@ -121,7 +121,6 @@ def test_a_topic_followed_as_of_a_zxid_is_reported_only_when_changed_after_it(
     zk: ZkClient, reports: tuple[StatusFollower, queue.Queue[Report]]
 ) -> None:
     follower, found = reports
-    zk.ensure_path(znodes.BROKER_IDS_PATH)
     create_topic(zk, "orders")
     create_topic(zk, "changed")
     known = zk.raw.last_zxid  # both as the caller read them
