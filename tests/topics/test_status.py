@@ -191,9 +191,8 @@ def test_the_status_patch_is_written_only_on_change_and_turns_old_into_new(
     if patch is None:
         assert {k: v for k, v in old.items() if k != "kopf"} == stamped
     else:
-        assert merge_patch(
-            old, patch
-        )  # as the API server applies kopf's == {**stamped, "kopf": {"progress": {}}}
+        # Applied as the API server applies kopf's status patches.
+        assert merge_patch(old, patch) == {**stamped, "kopf": {"progress": {}}}
     # Only the transition time differs: nothing to write.
     assert status_patch(old, {k: v for k, v in old.items() if k != "kopf"}, "later") is None
 
