@@ -137,6 +137,24 @@ def test_delete_topic_removes_every_znode_and_directory(cluster: Cluster) -> Non
     assert not controller.ctx.topics_to_be_deleted
 
 
+def test_a_deletion_cut_short_after_the_topic_znodes_is_finished_by_the_next_controller(
+    cluster: Cluster,
+) -> None:
+    """A controller killed between deleting a topic's znodes and its config leaves the config and
+    the marker; its successor queues the marker and, the topic having no replicas left, completes
+    the deletion at once (Kafka's vacuous completeDeleteTopic): nothing is left behind."""
+    three_brokers(cluster)
+    cluster.zk.create(znodes.topic_config_path("t"), znodes.encode_config({"retention.ms": "1"}),
+                      makepath=True)  # fmt: skip
+    cluster.zk.create(znodes.delete_topic_path("t"), znodes.DELETE_TOPIC_MARKER_DATA,
+                      makepath=True)  # fmt: skip
+    controller = cluster.start_controller()
+    cluster.wait_gone(znodes.topic_config_path("t"))
+    cluster.wait_gone(znodes.delete_topic_path("t"))
+    cluster.settle(controller)
+    assert not controller.ctx.topics_to_be_deleted
+
+
 def test_deletion_waits_for_a_dead_broker_and_completes_when_it_returns(cluster: Cluster) -> None:
     three_brokers(cluster)
     controller = cluster.start_controller()
