@@ -420,14 +420,22 @@ async def _report_unavailable(
     return {k: v for k, v in current.items() if v is not None}
 
 
-def _patch_status(namespace: str, name: str, changes: Mapping[str, Any]) -> None:
+def _patch_status(
+    namespace: str, name: str, changes: Mapping[str, Any], api: Any = None, version: str = ""
+) -> None:
+    """A merge patch of status (`changes` from status_patch); with `version`, conditional on
+    the resourceVersion read (409 if written meanwhile)."""
     import kubernetes
 
+    body: dict[str, Any] = {"status": changes}
+    if version:
+        body["metadata"] = {"resourceVersion": version}
+    if api is not None:
+        api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, body)
+        return
     with api_client() as client:
-        api: Any = kubernetes.client.CustomObjectsApi(client)
-        api.patch_namespaced_custom_object_status(
-            GROUP, VERSION, namespace, PLURAL, name, {"status": changes}
-        )
+        api = kubernetes.client.CustomObjectsApi(client)
+        api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, body)
 
 
 def _set_condition(
@@ -497,9 +505,7 @@ def refresh_statuses(snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
                 if changes is not None:
                     # Conditional on the version read: a reconcile that wrote meanwhile wins.
                     version = resource["metadata"]["resourceVersion"]
-                    body = {"metadata": {"resourceVersion": version}, "status": changes}
-                    api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL,
-                                                              name, body)  # fmt: skip
+                    _patch_status(namespace, name, changes, api, version)
                 for kind, reason, message in said:  # a revert leaves status as it was
                     events.post(client, resource, kind, reason, message)
             except ApiException as e:
