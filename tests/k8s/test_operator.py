@@ -193,6 +193,18 @@ def test_a_topic_is_created_grown_and_deleted(setup: Setup) -> None:
     ])  # fmt: skip
 
 
+def test_a_new_topic_is_ready_after_one_reconcile(setup: Setup) -> None:
+    """The reconcile that creates a topic reads it back once the controller made its partitions
+    (the batcher waits for their state znodes) and writes Ready itself: no second run a second
+    later (kopf's retry), no Reconciling status in between."""
+    setup.apply("single", partitions=6, replicas=3)
+    setup.ready("single")
+    lines = [line for line in (setup.root / "operator.log").read_text().splitlines()
+             if "[default/single]" in line]  # fmt: skip
+    assert not [line for line in lines if "will retry" in line], lines
+    assert sum("Handler 'reconcile' succeeded" in line for line in lines) == 1, lines
+
+
 def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
     setup.apply("bad", partitions=1, replicas=1, config={"retention.mss": 5})
     eventually(lambda: setup.condition("bad"), "a Ready condition", timeout=60)
