@@ -27,6 +27,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from bench_support import scratch_dir, warm_up
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
@@ -93,11 +94,9 @@ def register_brokers(connect: str) -> dict[int, ZkClient]:
     for broker in BROKERS:
         zk = ZkClient(connect, session_timeout=6.0)
         zk.start()
-        info = znodes.BrokerInfo(
+        info = BrokerInfo(
             id=broker,
-            endpoints=(
-                znodes.EndPoint("PLAINTEXT", "localhost", 9092, znodes.SecurityProtocol.PLAINTEXT),
-            ),
+            endpoints=(EndPoint("PLAINTEXT", "localhost", 9092, SecurityProtocol.PLAINTEXT),),
             rack=None,
             jmx_port=-1,
             timestamp=int(time.time() * 1000),

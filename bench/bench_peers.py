@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bench_support import scratch_dir
 from kafka_topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
@@ -28,9 +29,9 @@ Assignment = dict[tuple[str, int], list[int]]
 
 
 def _register(zk: ZkClient, broker: int) -> None:
-    endpoint = znodes.EndPoint("PLAINTEXT", "127.0.0.1", 9092 + broker,
-                               znodes.SecurityProtocol.PLAINTEXT)  # fmt: skip
-    info = znodes.BrokerInfo(broker, (endpoint,), jmx_port=-1, timestamp=int(time.time() * 1000))
+    endpoint = EndPoint("PLAINTEXT", "127.0.0.1", 9092 + broker,
+                               SecurityProtocol.PLAINTEXT)  # fmt: skip
+    info = BrokerInfo(broker, (endpoint,), jmx_port=-1, timestamp=int(time.time() * 1000))
     zk.create(znodes.broker_path(broker), znodes.encode_broker(info, version=4), makepath=True)
 
 

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk.znodes import BrokerInfo
 
 
 class PartitionStatus(StrEnum):

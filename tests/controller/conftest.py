@@ -17,6 +17,7 @@ from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMa
 from kafka_topic_operator.controller.request_batch import RequestBatch
 from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
 from kafka_topic_operator.devbroker.log_dirs import LogDir
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -45,9 +46,9 @@ class Harness:
 
     def add_brokers(self, *ids: int) -> None:
         for broker in ids:
-            endpoint = znodes.EndPoint("PLAINTEXT", f"broker-{broker}", 9092,
-                                       znodes.SecurityProtocol.PLAINTEXT)  # fmt: skip
-            self.ctx.live_brokers[broker] = znodes.BrokerInfo(broker, (endpoint,))
+            endpoint = EndPoint("PLAINTEXT", f"broker-{broker}", 9092,
+                                       SecurityProtocol.PLAINTEXT)  # fmt: skip
+            self.ctx.live_brokers[broker] = BrokerInfo(broker, (endpoint,))
             self.ctx.broker_epochs[broker] = 100 + broker
             self.zk.ensure_path(bc.requests_path(broker))
 
@@ -234,10 +235,10 @@ class Bare:
         self.controller.batch.sender = None  # requests written synchronously
 
     def register(self, broker: int, host: str | None = None, port: int = 9092) -> None:
-        endpoint = znodes.EndPoint(
-            "PLAINTEXT", host or f"broker-{broker}", port, znodes.SecurityProtocol.PLAINTEXT
+        endpoint = EndPoint(
+            "PLAINTEXT", host or f"broker-{broker}", port, SecurityProtocol.PLAINTEXT
         )
-        data = znodes.encode_broker(znodes.BrokerInfo(broker, (endpoint,), timestamp=1))
+        data = znodes.encode_broker(BrokerInfo(broker, (endpoint,), timestamp=1))
         path = znodes.broker_path(broker)
         if self.zk.exists(path):
             self.zk.set(path, data)

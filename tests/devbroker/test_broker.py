@@ -13,6 +13,7 @@ from kto_testing import eventually
 
 from kafka_topic_operator.devbroker.broker import BrokerConfig, BrokerRegistrationError, DevBroker
 from kafka_topic_operator.devbroker.log_dirs import read_status
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import broker_channel as bc
@@ -119,9 +120,7 @@ def test_registration_is_an_ephemeral_v5_registration(
     assert broker.broker_epoch == node.czxid
     info = znodes.decode_broker(node.path, node.data)
     assert info.version == 5 and info.id == 1 and info.rack == "zone-a" and info.jmx_port == -1
-    assert info.endpoints == (
-        znodes.EndPoint("PLAINTEXT", "kafka-1", 9093, znodes.SecurityProtocol.PLAINTEXT),
-    )
+    assert info.endpoints == (EndPoint("PLAINTEXT", "kafka-1", 9093, SecurityProtocol.PLAINTEXT),)
     raw = json.loads(node.data)
     assert isinstance(raw["timestamp"], str) and int(raw["timestamp"]) > 0
     assert raw["features"] == {} and raw["host"] == "kafka-1" and raw["port"] == 9093
@@ -311,7 +310,7 @@ def read_state(zk: ZkClient) -> LeaderIsrAndControllerEpoch:
 
 
 def register_follower(zk: ZkClient, broker_id: int = 2) -> None:
-    info = znodes.BrokerInfo(broker_id, (), timestamp=1)
+    info = BrokerInfo(broker_id, (), timestamp=1)
     zk.ensure_path(znodes.BROKER_IDS_PATH)
     zk.create(znodes.broker_path(broker_id), znodes.encode_broker(info), ephemeral=True)
 

@@ -23,6 +23,7 @@ from kto_testing import eventually
 
 from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
@@ -672,8 +673,8 @@ def test_a_replication_factor_change_is_a_minimal_reassignment(setup: Setup) -> 
 def test_a_reassignment_in_progress_shows_in_status(setup: Setup) -> None:
     # Broker 3 is registered with no dev broker behind it. As the partition's leader it never
     # adds a follower to the ISR, so the reassignment below stays open.
-    endpoint = znodes.EndPoint("PLAINTEXT", "localhost", 9095, znodes.SecurityProtocol.PLAINTEXT)
-    fake = znodes.BrokerInfo(id=3, endpoints=(endpoint,), rack="rack-3", jmx_port=-1,
+    endpoint = EndPoint("PLAINTEXT", "localhost", 9095, SecurityProtocol.PLAINTEXT)
+    fake = BrokerInfo(id=3, endpoints=(endpoint,), rack="rack-3", jmx_port=-1,
                              timestamp=0)  # fmt: skip
     setup.zk.create(znodes.broker_path(3), znodes.encode_broker(fake), ephemeral=True)
     setup.apply("moving", replicaAssignment=[[3]])

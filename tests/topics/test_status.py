@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafka_topic_operator.apiserver.patch import merge_patch
+from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
@@ -23,7 +24,6 @@ from kafka_topic_operator.topics.status import (
     topic_status,
     with_transition_times,
 )
-from kafka_topic_operator.zk.znodes import BrokerInfo
 
 
 def broker(b: int) -> BrokerInfo:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafka_topic_operator.kafka.brokers import EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.ids import Uuid
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -40,7 +41,6 @@ from kafka_topic_operator.zk.broker_channel import (
     UpdateMetadataResponse,
     ZNodeDataError,
 )
-from kafka_topic_operator.zk.znodes import EndPoint, SecurityProtocol
 
 REQ = "/kto/brokers/1/requests/request_0000000007"
 RESP = "/kto/brokers/1/responses/response_0000000003"

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kafka_topic_operator.describe import cluster_report, render_text
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -30,13 +31,9 @@ def zk(zk_chroot: str) -> Iterator[ZkClient]:
 
 
 def register(zk: ZkClient, broker: int, rack: str | None = None) -> None:
-    info = znodes.BrokerInfo(
+    info = BrokerInfo(
         broker,
-        (
-            znodes.EndPoint(
-                "PLAINTEXT", "localhost", 9092 + broker, znodes.SecurityProtocol.PLAINTEXT
-            ),
-        ),
+        (EndPoint("PLAINTEXT", "localhost", 9092 + broker, SecurityProtocol.PLAINTEXT),),
         rack=rack,
         timestamp=1,
     )

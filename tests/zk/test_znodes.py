@@ -13,6 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafka_topic_operator.kafka.brokers import (
+    BrokerInfo,
+    EndPoint,
+    SecurityProtocol,
+    SupportedVersionRange,
+)
 from kafka_topic_operator.kafka.errors import IllegalArgumentException
 from kafka_topic_operator.kafka.ids import Uuid
 from kafka_topic_operator.kafka.leader_and_isr import (
@@ -24,15 +30,11 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes as z
 from kafka_topic_operator.zk.znodes import (
-    BrokerInfo,
     ConfigChangeNotification,
     ControllerData,
-    EndPoint,
     FeatureZNodeData,
     FeatureZNodeStatus,
     ProducerIdBlock,
-    SecurityProtocol,
-    SupportedVersionRange,
     TopicZNodeData,
     ZNodeDataError,
 )

@@ -11,12 +11,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk.client import Fence
-from kafka_topic_operator.zk.znodes import BrokerInfo
 
 
 @dataclass

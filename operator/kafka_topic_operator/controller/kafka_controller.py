@@ -34,6 +34,7 @@ from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMa
 from kafka_topic_operator.controller.request_batch import RequestBatch
 from kafka_topic_operator.controller.zk_state import OPS_PER_MULTI, chunks, read_partition_states
 from kafka_topic_operator.kafka import election
+from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.errors import ControllerMovedException
 from kafka_topic_operator.kafka.ids import new_topic_id
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
@@ -575,10 +576,10 @@ class KafkaController:
             log.error("Skipping an unreadable partition state: %s", error)
         ctx.leadership.update(reads.states)
 
-    def _read_brokers(self) -> dict[int, tuple[znodes.BrokerInfo, int]]:
+    def _read_brokers(self) -> dict[int, tuple[BrokerInfo, int]]:
         names = self.zk.children(znodes.BROKER_IDS_PATH, watch=self._on_brokers) or []
         ids = [int(n) for n in names if n.isascii() and n.isdigit()]
-        brokers: dict[int, tuple[znodes.BrokerInfo, int]] = {}
+        brokers: dict[int, tuple[BrokerInfo, int]] = {}
         for node in self.zk.get_many(znodes.broker_path(i) for i in ids):
             if node is None:
                 continue

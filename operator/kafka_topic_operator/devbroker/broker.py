@@ -19,6 +19,7 @@ from typing import Final
 
 from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.devbroker.replica_manager import IsrExpansion, ReplicaManager
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -235,12 +236,10 @@ class DevBroker:
     def _register(self) -> None:
         """KafkaZkClient.registerBroker: a checked ephemeral create; the epoch is its czxid."""
         config = self.config
-        info = znodes.BrokerInfo(
+        info = BrokerInfo(
             id=config.broker_id,
             endpoints=(
-                znodes.EndPoint(
-                    "PLAINTEXT", config.host, config.port, znodes.SecurityProtocol.PLAINTEXT
-                ),
+                EndPoint("PLAINTEXT", config.host, config.port, SecurityProtocol.PLAINTEXT),
             ),
             rack=config.rack,
             jmx_port=-1,

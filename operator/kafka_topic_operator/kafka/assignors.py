@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import ClassVar, Literal
 
+from kafka_topic_operator.kafka.java import INT_MAX
+
 __all__ = [
     "ASSIGNORS",
     "ConsumerAssignor",
@@ -28,8 +30,6 @@ __all__ = [
 ]
 
 Strategy = Literal["range", "roundrobin", "sticky", "cooperative-sticky"]
-
-_INT_MAX = 0x7FFFFFFF  # a partition count is a Java int
 
 
 def _java_string_key(value: str) -> bytes:
@@ -56,8 +56,8 @@ def _check_members(members: Sequence[str]) -> None:
 
 
 def _check_num_partitions(num_partitions: int) -> None:
-    if not 1 <= num_partitions <= _INT_MAX:
-        raise ValueError(f"num_partitions must be between 1 and {_INT_MAX}, got {num_partitions}")
+    if not 1 <= num_partitions <= INT_MAX:
+        raise ValueError(f"num_partitions must be between 1 and {INT_MAX}, got {num_partitions}")
 
 
 def member_order(members: Sequence[str]) -> list[str]:

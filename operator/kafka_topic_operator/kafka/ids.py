@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafka_topic_operator.kafka.errors import IllegalArgumentException
+from kafka_topic_operator.kafka.java import LONG_MAX, LONG_MIN
 
 RandomBytes = Callable[[int], bytes]
 """A source of random bytes, `os.urandom` by default; tests pass a seeded or scripted one."""
 
-_LONG_MIN = -(1 << 63)
-_LONG_MAX = (1 << 63) - 1
 _MASK64 = (1 << 64) - 1
 
 # Java's URL-safe alphabet; '=' is padding and everything else is illegal (not MIME: no skipping).
@@ -31,7 +30,7 @@ _CANONICAL_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
 def _signed64(value: int) -> int:
     value &= _MASK64
-    return value - (1 << 64) if value > _LONG_MAX else value
+    return value - (1 << 64) if value > LONG_MAX else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +42,7 @@ class Uuid:
 
     def __post_init__(self) -> None:
         for half in (self.most_significant_bits, self.least_significant_bits):
-            if not _LONG_MIN <= half <= _LONG_MAX:
+            if not LONG_MIN <= half <= LONG_MAX:
                 raise ValueError(f"{half} is not a signed 64-bit value")
 
     @classmethod

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from kafka_topic_operator.kafka.java import INT_MAX
+
 __all__ = [
     "murmur2",
     "murmur2_many",
@@ -26,7 +28,6 @@ _SEED = 0x9747B28C
 _M = 0x5BD1E995
 _R = 24
 _MASK32 = 0xFFFFFFFF
-_INT_MAX = 0x7FFFFFFF  # Java's Integer.MAX_VALUE: a partition count is a Java int
 
 
 def _to_int32(value: int) -> int:
@@ -66,7 +67,7 @@ def murmur2(data: bytes) -> int:
 
 def to_positive(number: int) -> int:
     """``Utils.toPositive``: clear the sign bit (not ``abs``: ``toPositive(MIN_VALUE)`` is 0)."""
-    return number & _INT_MAX
+    return number & INT_MAX
 
 
 def serialize_key(key: bytes | str) -> bytes:
@@ -91,8 +92,8 @@ def serialize_key(key: bytes | str) -> bytes:
 
 
 def _check_num_partitions(num_partitions: int) -> None:
-    if not 1 <= num_partitions <= _INT_MAX:
-        raise ValueError(f"num_partitions must be between 1 and {_INT_MAX}, got {num_partitions}")
+    if not 1 <= num_partitions <= INT_MAX:
+        raise ValueError(f"num_partitions must be between 1 and {INT_MAX}, got {num_partitions}")
 
 
 def partition_for_key(key: bytes | str, num_partitions: int) -> int:
@@ -153,4 +154,4 @@ def partitions_for_keys(keys: Sequence[bytes | str], num_partitions: int) -> npt
     """``partition_for_key`` of every key at once."""
     _check_num_partitions(num_partitions)
     hashes = murmur2_many(keys)
-    return ((hashes & np.int32(_INT_MAX)) % np.int32(num_partitions)).astype(np.int32)
+    return ((hashes & np.int32(INT_MAX)) % np.int32(num_partitions)).astype(np.int32)

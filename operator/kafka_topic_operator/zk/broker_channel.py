@@ -15,22 +15,20 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar, Final, NamedTuple, TypeVar
 
+from kafka_topic_operator.kafka.brokers import EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.errors import IllegalArgumentException
 from kafka_topic_operator.kafka.ids import Uuid
+from kafka_topic_operator.kafka.java import INT_MAX, INT_MIN
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk.znodes import (
-    _INT_MAX,
-    _INT_MIN,
-    EndPoint,
-    SecurityProtocol,
+    ZNodeDataError as ZNodeDataError,
+)
+from kafka_topic_operator.zk.znodes import (
     _describe,
     _encode,
     _Reader,
     is_int32_array,
-)
-from kafka_topic_operator.zk.znodes import (
-    ZNodeDataError as ZNodeDataError,
 )
 from kafka_topic_operator.zk.znodes import (
     _root as _json_root,
@@ -630,7 +628,7 @@ def _plain_ints(value: object) -> tuple[int, ...] | None:
 
 
 def _plain_int32(value: object) -> bool:
-    return type(value) is int and _INT_MIN <= value <= _INT_MAX
+    return type(value) is int and INT_MIN <= value <= INT_MAX
 
 
 def _plain_optional_ints(fields: dict[str, object], key: str) -> tuple[int, ...] | None:

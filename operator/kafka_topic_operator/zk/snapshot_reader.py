@@ -10,11 +10,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Node, ZkClient
-from kafka_topic_operator.zk.znodes import BrokerInfo, ZNodeDataError
+from kafka_topic_operator.zk.znodes import ZNodeDataError
 
 _CLUSTER_ZNODES = (
     znodes.CONTROLLER_PATH,

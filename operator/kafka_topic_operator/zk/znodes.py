@@ -8,14 +8,27 @@ ZNodeDataError naming the path and the fault for anything Kafka could not read e
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any, Final, TypeGuard
 
+from kafka_topic_operator.kafka.brokers import (
+    BrokerInfo,
+    EndPoint,
+    SecurityProtocol,
+    SupportedVersionRange,
+)
 from kafka_topic_operator.kafka.errors import IllegalArgumentException
 from kafka_topic_operator.kafka.ids import Uuid
+from kafka_topic_operator.kafka.java import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    SHORT_MAX,
+    parse_int,
+)
 from kafka_topic_operator.kafka.leader_and_isr import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -45,25 +58,14 @@ MATCH_ANY_VERSION: Final = -1
 UNKNOWN_VERSION: Final = -2
 """ZkVersion.UnknownVersion: Kafka's version for a znode that does not exist."""
 
-_INT_MIN: Final = -(1 << 31)
-_INT_MAX: Final = (1 << 31) - 1
-
 
 def is_int32_array(value: object) -> TypeGuard[list[int]]:
     """A JSON array of 32-bit integers (booleans excluded), checked in C, not item by item."""
     return (
         type(value) is list
         and all(type(i) is int for i in value)
-        and (not value or (min(value) >= _INT_MIN and max(value) <= _INT_MAX))
+        and (not value or (min(value) >= INT_MIN and max(value) <= INT_MAX))
     )
-
-
-_LONG_MIN: Final = -(1 << 63)
-_LONG_MAX: Final = (1 << 63) - 1
-_SHORT_MAX: Final = (1 << 15) - 1
-
-# Integer.parseInt / Long.parseLong syntax (ASCII digits, optional sign, nothing else).
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 # Jackson writes non-ASCII as UTF-8, not as \u escapes. One encoder for every call: building
@@ -117,14 +119,6 @@ def _describe(value: object) -> str:
     return "an object"
 
 
-def _java_int(text: str, low: int = _INT_MIN, high: int = _INT_MAX) -> int | None:
-    """Integer.parseInt (or Long.parseLong with the long bounds); None where Java would throw."""
-    if not _JAVA_INTEGER.fullmatch(text):
-        return None
-    value = int(text)
-    return value if low <= value <= high else None
-
-
 class _Reader:
     """Typed access to one JSON value, like Kafka's JsonValue.to[T]; errors name the key."""
 
@@ -160,7 +154,7 @@ class _Reader:
 
     def int32(self) -> int:
         v = self.value
-        if type(v) is not int or not _INT_MIN <= v <= _INT_MAX:
+        if type(v) is not int or not INT_MIN <= v <= INT_MAX:
             raise self._expect("a 32-bit integer")
         return v
 
@@ -218,7 +212,7 @@ def _timestamp(root: _Reader) -> int | None:
     stamp = root.get("timestamp")
     if stamp is None or not isinstance(stamp.value, str):
         return None
-    return _java_int(stamp.value, _LONG_MIN, _LONG_MAX)
+    return parse_int(stamp.value, LONG_MIN, LONG_MAX)
 
 
 def _root(path: str, data: bytes | None) -> _Reader:
@@ -228,7 +222,7 @@ def _root(path: str, data: bytes | None) -> _Reader:
 
 
 def _partition_number(reader: _Reader, text: str) -> int:
-    value = _java_int(text)
+    value = parse_int(text)
     if value is None:
         raise reader.fail(f"partition key {text!r} is not an integer")
     if value < 0:
@@ -411,111 +405,13 @@ def encode_controller_epoch(epoch: int) -> bytes:
 
 def decode_controller_epoch(path: str, data: bytes | None) -> int:
     text = _text(path, data)
-    value = _java_int(text)
+    value = parse_int(text)
     if value is None:
         raise ZNodeDataError(path, f"expected a 32-bit integer, got {text!r}")
     return value
 
 
 # ---- /brokers/ids/<id> ------------------------------------------------------------------------
-
-
-class SecurityProtocol(StrEnum):
-    PLAINTEXT = "PLAINTEXT"
-    SSL = "SSL"
-    SASL_PLAINTEXT = "SASL_PLAINTEXT"
-    SASL_SSL = "SASL_SSL"
-
-    @classmethod
-    def for_name(cls, name: str) -> SecurityProtocol:
-        """SecurityProtocol.forName: case-insensitive."""
-        try:
-            return cls(name.upper())
-        except ValueError:
-            raise IllegalArgumentException(
-                "No enum constant org.apache.kafka.common.security.auth.SecurityProtocol."
-                + name.upper()
-            ) from None
-
-
-# EndPoint.uriParseExp, matched against the whole string.
-_ENDPOINT = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
-
-
-@dataclass(frozen=True, slots=True)
-class EndPoint:
-    """A broker listener (kafka.cluster.EndPoint); `host` None binds every interface."""
-
-    listener_name: str
-    host: str | None
-    port: int
-    security_protocol: SecurityProtocol
-
-    @property
-    def connection_string(self) -> str:
-        if self.host is None:
-            return f"{self.listener_name}://:{self.port}"
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.listener_name}://{host}:{self.port}"
-
-    @classmethod
-    def parse(
-        cls,
-        connection_string: str,
-        security_protocol_map: Mapping[str, SecurityProtocol] | None = None,
-    ) -> EndPoint:
-        """EndPoint.createEndPoint; without a map, listener names are security protocol names.
-
-        Raises ValueError with Kafka's message.
-        """
-        match = _ENDPOINT.fullmatch(connection_string)
-        port = _java_int(match.group(3)) if match else None
-        if match is None or port is None:
-            raise ValueError(f"Unable to parse {connection_string} to a broker endpoint")
-        listener = match.group(1).upper()  # ListenerName.normalised
-        protocols: Mapping[str, SecurityProtocol] = (
-            {p.value: p for p in SecurityProtocol}
-            if security_protocol_map is None
-            else security_protocol_map
-        )
-        if listener not in protocols:
-            raise IllegalArgumentException(f"No security protocol defined for listener {listener}")
-        return cls(listener, match.group(2) or None, port, protocols[listener])
-
-
-@dataclass(frozen=True, slots=True)
-class SupportedVersionRange:
-    """A feature's supported versions as a broker advertises them (SupportedVersionRange)."""
-
-    min_version: int
-    max_version: int
-
-    def __post_init__(self) -> None:
-        if self.min_version < 1 or self.max_version < 1 or self.max_version < self.min_version:
-            raise IllegalArgumentException(
-                "Expected minValue >= 1, maxValue >= 1 and maxValue >= minValue, but received "
-                f"minValue: {self.min_version}, maxValue: {self.max_version}"
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerInfo:
-    """A broker registration: Broker(id, endPoints, rack, features) plus the JSON's own fields.
-
-    `timestamp` is the registration time in ms (Kafka stores it as a string and never reads it);
-    `version` is the JSON version it was read with.
-    """
-
-    id: int
-    endpoints: tuple[EndPoint, ...]
-    rack: str | None = None
-    jmx_port: int = -1
-    timestamp: int | None = None
-    features: Mapping[str, SupportedVersionRange] = field(default_factory=dict)
-    version: int = 5
-
-    def endpoint(self, listener_name: str) -> EndPoint | None:
-        return next((e for e in self.endpoints if e.listener_name == listener_name), None)
 
 
 def encode_broker(info: BrokerInfo, version: int = 5) -> bytes:
@@ -552,7 +448,7 @@ def encode_broker(info: BrokerInfo, version: int = 5) -> bytes:
 
 def _broker_id_from_path(path: str) -> int:
     name = path.rsplit("/", 1)[-1]
-    broker_id = _java_int(name)
+    broker_id = parse_int(name)
     if broker_id is None:
         raise ZNodeDataError(path, f"the znode name {name!r} is not a broker id")
     return broker_id
@@ -573,7 +469,7 @@ def _broker_features(root: _Reader) -> dict[str, SupportedVersionRange]:
         for key in ("min_version", "max_version"):
             if key not in levels:
                 raise ranges.fail(f"{key} absent in [{levels}]")
-            if levels[key] > _SHORT_MAX:
+            if levels[key] > SHORT_MAX:
                 raise ranges.fail(f"{key} {levels[key]} does not fit a short")
         try:
             out[name] = SupportedVersionRange(levels["min_version"], levels["max_version"])
@@ -696,10 +592,10 @@ def _plain_partitions(fields: object) -> dict[int, ReplicaAssignment] | None:
         if not (key.isascii() and key.isdigit() and len(key) <= 10) or type(replicas) is not list:
             return None
         partition = int(key)
-        if partition > _INT_MAX:
+        if partition > INT_MAX:
             return None
         for r in replicas:
-            if type(r) is not int or not _INT_MIN <= r <= _INT_MAX:
+            if type(r) is not int or not INT_MIN <= r <= INT_MAX:
                 return None
         out[partition] = ReplicaAssignment(tuple(replicas))
     return out
@@ -1005,7 +901,7 @@ def decode_feature(path: str, data: bytes | None) -> FeatureZNodeData:
                 )
         if max_level < 1:
             raise ranges.fail(f"Expected maxValue >= 1, but received maxValue: {max_level}")
-        if max_level > _SHORT_MAX:
+        if max_level > SHORT_MAX:
             raise ranges.fail(f"max_version_level {max_level} does not fit a short")
         finalized[name] = max_level
     return FeatureZNodeData(version, FeatureZNodeStatus(status), finalized)
@@ -1038,12 +934,12 @@ def decode_producer_id_block(path: str, data: bytes | None) -> ProducerIdBlock:
     bounds = []
     for key in ("block_start", "block_end"):
         reader = root[key]
-        value = _java_int(reader.string(), _LONG_MIN, _LONG_MAX)
+        value = parse_int(reader.string(), LONG_MIN, LONG_MAX)
         if value is None:
             raise reader.fail(f"{reader.value!r} is not a 64-bit integer")
         bounds.append(value)
     start, end = bounds
     # 3.x keeps the block's size as an int (Math.toIntExact).
-    if not _INT_MIN <= end - start + 1 <= _INT_MAX:
+    if not INT_MIN <= end - start + 1 <= INT_MAX:
         raise root.fail(f"block size {end - start + 1} does not fit a 32-bit integer")
     return ProducerIdBlock(broker_id, start, end)
