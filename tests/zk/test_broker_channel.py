@@ -41,6 +41,7 @@ from kafka_topic_operator.zk.broker_channel import (
     UpdateMetadataResponse,
     ZNodeDataError,
 )
+from kafka_topic_operator.zk.json_codec import JsonReader, encode_json
 
 REQ = "/kto/brokers/1/requests/request_0000000007"
 RESP = "/kto/brokers/1/responses/response_0000000003"
@@ -673,7 +674,7 @@ def _state_fields(draw: st.DrawFn) -> object:
 
 def _general(decode: Callable[[Any], object], fields: object) -> object:
     try:
-        return decode(bc._Reader(REQ, fields))
+        return decode(JsonReader(REQ, fields))
     except bc.ZNodeDataError as e:
         return e
 
@@ -694,5 +695,5 @@ def test_plain_states_are_read_as_the_general_path_reads_them(fields: object) ->
 
 def test_states_the_controller_writes_take_the_plain_path() -> None:
     for state in LEADER_AND_ISR.partition_states:
-        fields = json.loads(bc._encode(bc._leader_and_isr_state_json(state)))
+        fields = json.loads(encode_json(bc._leader_and_isr_state_json(state)))
         assert bc._plain_leader_and_isr_state(fields) == state

@@ -29,6 +29,7 @@ from kafka_topic_operator.kafka.leader_and_isr import (
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes as z
+from kafka_topic_operator.zk.json_codec import json_root
 from kafka_topic_operator.zk.znodes import (
     ConfigChangeNotification,
     ControllerData,
@@ -1296,7 +1297,7 @@ def test_topic_plain_path_agrees_with_the_general_one(fields: dict[str, object])
     data = json.dumps(fields).encode()
     fast = z._plain_partitions(json.loads(data))
     try:
-        general: object = z._partitions(z._root(TOPIC_PATH, data))
+        general: object = z._partitions(json_root(TOPIC_PATH, data))
     except z.ZNodeDataError as e:
         general = e
     if fast is not None:  # where the plain path answers, it answers as the general one does

@@ -21,17 +21,13 @@ from kafka_topic_operator.kafka.ids import Uuid
 from kafka_topic_operator.kafka.java import INT_MAX, INT_MIN
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk.znodes import (
-    ZNodeDataError as ZNodeDataError,
-)
-from kafka_topic_operator.zk.znodes import (
-    _describe,
-    _encode,
-    _Reader,
+from kafka_topic_operator.zk.json_codec import (
+    JsonReader,
+    ZNodeDataError,
+    describe_json,
+    encode_json,
     is_int32_array,
-)
-from kafka_topic_operator.zk.znodes import (
-    _root as _json_root,
+    json_root,
 )
 
 # ---- compression -------------------------------------------------------------------------------
@@ -68,8 +64,8 @@ def unpack(path: str, data: bytes | None) -> bytes | None:
     return text
 
 
-def _root(path: str, data: bytes | None) -> _Reader:
-    return _json_root(path, unpack(path, data))
+def _root(path: str, data: bytes | None) -> JsonReader:
+    return json_root(path, unpack(path, data))
 
 
 # ---- paths ------------------------------------------------------------------------------------
@@ -396,47 +392,47 @@ _LONG_MIN: Final = -(1 << 63)
 _LONG_MAX: Final = (1 << 63) - 1
 
 
-def _int64(reader: _Reader) -> int:
+def _int64(reader: JsonReader) -> int:
     value = reader.value
     if type(value) is not int or not _LONG_MIN <= value <= _LONG_MAX:
-        raise reader.fail(f"expected a 64-bit integer, got {_describe(value)}")
+        raise reader.fail(f"expected a 64-bit integer, got {describe_json(value)}")
     return value
 
 
-def _boolean(reader: _Reader) -> bool:
+def _boolean(reader: JsonReader) -> bool:
     if not isinstance(reader.value, bool):
-        raise reader.fail(f"expected a boolean, got {_describe(reader.value)}")
+        raise reader.fail(f"expected a boolean, got {describe_json(reader.value)}")
     return reader.value
 
 
-def _partition(reader: _Reader) -> int:
+def _partition(reader: JsonReader) -> int:
     value = reader.int32()
     if value < 0:
         raise reader.fail(f"partition {value} is negative")
     return value
 
 
-def _array(reader: _Reader | None) -> list[_Reader]:
+def _array(reader: JsonReader | None) -> list[JsonReader]:
     """An optional array: missing or null reads as empty."""
     return reader.array() if reader is not None else []
 
 
-def _ints(reader: _Reader | None) -> tuple[int, ...]:
+def _ints(reader: JsonReader | None) -> tuple[int, ...]:
     return tuple(reader.int32_list()) if reader is not None else ()
 
 
-def _error_name(reader: _Reader) -> str:
+def _error_name(reader: JsonReader) -> str:
     name = reader.string()
     if not _ERROR_NAME.fullmatch(name):
         raise reader.fail(f"{name!r} is not a Kafka error name")
     return name
 
 
-def _nullable_string(reader: _Reader | None) -> str | None:
+def _nullable_string(reader: JsonReader | None) -> str | None:
     return None if reader is None or reader.value is None else reader.string()
 
 
-def _topic_ids(reader: _Reader | None) -> dict[str, str]:
+def _topic_ids(reader: JsonReader | None) -> dict[str, str]:
     if reader is None or reader.value is None:
         return {}
     out: dict[str, str] = {}
@@ -448,7 +444,7 @@ def _topic_ids(reader: _Reader | None) -> dict[str, str]:
     return out
 
 
-def _header(root: _Reader) -> RequestHeader:
+def _header(root: JsonReader) -> RequestHeader:
     version = root["version"].int32()
     if version != CHANNEL_VERSION:
         raise root["version"].fail(
@@ -488,7 +484,7 @@ def _endpoint_json(endpoint: EndPoint) -> dict[str, object]:
 
 
 def encode_request(request: Request) -> bytes:
-    return _splice(_common(request), _encode(_body(request)))
+    return _splice(_common(request), encode_json(_body(request)))
 
 
 def encode_requests(requests: Sequence[Request]) -> list[bytes]:
@@ -504,16 +500,16 @@ def encode_requests(requests: Sequence[Request]) -> list[bytes]:
             key = (id(request.partition_states), id(request.live_brokers), id(request.topic_ids))
             body = shared.get(key)
             if body is None:
-                body = shared[key] = _encode(_body(request))
+                body = shared[key] = encode_json(_body(request))
             out.append(_splice(_common(request), body))
         elif isinstance(request, LeaderAndIsrRequest) and request.partition_states:
             parts = []
             for state in request.partition_states:
                 part = states.get(id(state))
                 if part is None:
-                    part = states[id(state)] = _encode(_leader_and_isr_state_json(state))
+                    part = states[id(state)] = encode_json(_leader_and_isr_state_json(state))
                 parts.append(part)
-            rest = _encode(_body(replace(request, partition_states=())))
+            rest = encode_json(_body(replace(request, partition_states=())))
             # {"partition_states":[...], then the rest in _body's order.
             body = b'{"partition_states":[' + b",".join(parts) + b"]," + rest.split(b",", 1)[1]
             out.append(_splice(_common(request), body))
@@ -523,7 +519,7 @@ def encode_requests(requests: Sequence[Request]) -> list[bytes]:
 
 
 def _splice(common: dict[str, object], body: bytes) -> bytes:
-    head = _encode(common)
+    head = encode_json(common)
     return head if body == b"{}" else head[:-1] + b"," + body[1:]
 
 
@@ -593,7 +589,7 @@ def _body(request: Request) -> dict[str, object]:
     return content
 
 
-def _leader_and_isr_state(item: _Reader) -> LeaderAndIsrPartitionState:
+def _leader_and_isr_state(item: JsonReader) -> LeaderAndIsrPartitionState:
     recovery = LeaderRecoveryState.RECOVERED
     raw_recovery = item.optional("leader_recovery_state")
     if raw_recovery is not None:
@@ -713,9 +709,9 @@ PartitionStateT = TypeVar("PartitionStateT")
 
 
 def _states(
-    reader: _Reader,
+    reader: JsonReader,
     plain: Callable[[object], PartitionStateT | None],
-    general: Callable[[_Reader], PartitionStateT],
+    general: Callable[[JsonReader], PartitionStateT],
 ) -> tuple[PartitionStateT, ...]:
     items = reader.value
     if type(items) is not list:
@@ -724,12 +720,12 @@ def _states(
     for index, item in enumerate(items):
         state = plain(item)
         out.append(
-            state if state is not None else general(_Reader(reader.path, item, reader, index))
+            state if state is not None else general(JsonReader(reader.path, item, reader, index))
         )
     return tuple(out)
 
 
-def _update_metadata_state(item: _Reader) -> UpdateMetadataPartitionState:
+def _update_metadata_state(item: JsonReader) -> UpdateMetadataPartitionState:
     return UpdateMetadataPartitionState(
         topic=item["topic"].string(),
         partition=_partition(item["partition"]),
@@ -743,7 +739,7 @@ def _update_metadata_state(item: _Reader) -> UpdateMetadataPartitionState:
     )
 
 
-def _endpoint(item: _Reader) -> EndPoint:
+def _endpoint(item: JsonReader) -> EndPoint:
     raw_protocol = item["security_protocol"]
     try:
         protocol = SecurityProtocol.for_name(raw_protocol.string())
@@ -753,7 +749,7 @@ def _endpoint(item: _Reader) -> EndPoint:
     return EndPoint(item["listener"].string(), _nullable_string(item.get("host")), port, protocol)
 
 
-def _live_broker(item: _Reader) -> LiveBroker:
+def _live_broker(item: JsonReader) -> LiveBroker:
     return LiveBroker(
         id=item["id"].int32(),
         endpoints=tuple(_endpoint(e) for e in item["endpoints"].array()),
@@ -761,7 +757,7 @@ def _live_broker(item: _Reader) -> LiveBroker:
     )
 
 
-def _stop_replica_state(item: _Reader) -> StopReplicaPartitionState:
+def _stop_replica_state(item: JsonReader) -> StopReplicaPartitionState:
     return StopReplicaPartitionState(
         topic=item["topic"].string(),
         partition=_partition(item["partition"]),
@@ -834,10 +830,10 @@ def encode_response(response: Response) -> bytes:
             {"topic": pe.topic, "partition": pe.partition, "error": str(pe.error)}
             for pe in response.partition_errors
         ]
-    return _encode(content)
+    return encode_json(content)
 
 
-def _partition_errors(reader: _Reader | None) -> tuple[PartitionError, ...]:
+def _partition_errors(reader: JsonReader | None) -> tuple[PartitionError, ...]:
     if reader is None:
         return ()
     return tuple(
@@ -912,7 +908,7 @@ def encode_controlled_shutdown(
             {"topic": tp.topic, "partition": tp.partition}
             for tp in dict.fromkeys(result.remaining_partitions)
         ]
-    return _encode(content)
+    return encode_json(content)
 
 
 def decode_controlled_shutdown(path: str, data: bytes | None) -> ControlledShutdownZNode:

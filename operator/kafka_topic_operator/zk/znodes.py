@@ -7,11 +7,10 @@ ZNodeDataError naming the path and the fault for anything Kafka could not read e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any, Final, TypeGuard
+from typing import Final
 
 from kafka_topic_operator.kafka.brokers import (
     BrokerInfo,
@@ -36,18 +35,17 @@ from kafka_topic_operator.kafka.leader_and_isr import (
 )
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk.json_codec import (
+    JsonReader,
+    encode_json,
+    json_root,
+    json_text,
+)
 
-# ---- errors and shared helpers ----------------------------------------------------------------
+# What every decoder here raises: part of this module's interface.
+from kafka_topic_operator.zk.json_codec import ZNodeDataError as ZNodeDataError
 
-
-class ZNodeDataError(ValueError):
-    """A znode's data cannot be read: bad UTF-8 or JSON, a wrong type, a missing required key."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"Malformed data in znode {path}: {reason}")
-        self.path = path
-        self.reason = reason
-
+# ---- shared constants and helpers --------------------------------------------------------------
 
 NULL_DATA: Final = b""
 """What Kafka writes as null data (the kazoo facade reads null back as b"")."""
@@ -59,155 +57,7 @@ UNKNOWN_VERSION: Final = -2
 """ZkVersion.UnknownVersion: Kafka's version for a znode that does not exist."""
 
 
-def is_int32_array(value: object) -> TypeGuard[list[int]]:
-    """A JSON array of 32-bit integers (booleans excluded), checked in C, not item by item."""
-    return (
-        type(value) is list
-        and all(type(i) is int for i in value)
-        and (not value or (min(value) >= INT_MIN and max(value) <= INT_MAX))
-    )
-
-
-# Jackson writes non-ASCII as UTF-8, not as \u escapes. One encoder for every call: building
-# one per call (what json.dumps does with these options) costs as much as a small znode.
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def _encode(value: object) -> bytes:
-    return _ENCODER.encode(value).encode()
-
-
-def _reject_constant(name: str) -> Any:
-    # Jackson rejects NaN and Infinity by default; Python's json would accept them.
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# One decoder for every znode: json.loads with an argument builds a new one per call.
-_JSON = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _text(path: str, data: bytes | None) -> str:
-    if not data:
-        raise ZNodeDataError(path, "no data (expected JSON)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ZNodeDataError(path, f"not UTF-8 ({e.reason} at byte {e.start})") from e
-    # Jackson skips a UTF-8 byte order mark.
-    return text.removeprefix("\ufeff")
-
-
-def _parse(path: str, data: bytes | None) -> object:
-    text = _text(path, data)
-    try:
-        return _JSON.decode(text)
-    except (ValueError, RecursionError) as e:
-        raise ZNodeDataError(path, f"not valid JSON ({e})") from e
-
-
-def _describe(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"string {value!r}"
-    if isinstance(value, int | float):
-        return f"number {value!r}"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-class _Reader:
-    """Typed access to one JSON value, like Kafka's JsonValue.to[T]; errors name the key."""
-
-    __slots__ = ("_key", "_parent", "path", "value")
-
-    def __init__(
-        self, path: str, value: object, parent: _Reader | None = None, key: str | int = ""
-    ) -> None:
-        self.path = path
-        self.value = value
-        # Where this value sits is worked out only for an error message: topic znodes of
-        # thousands of partitions are read on every failover.
-        self._parent = parent
-        self._key = key
-
-    @property
-    def where(self) -> str:
-        return "" if self._parent is None else self._parent._child_where(self._key)
-
-    def fail(self, reason: str) -> ZNodeDataError:
-        return ZNodeDataError(self.path, f"{self.where}: {reason}" if self.where else reason)
-
-    def _child_where(self, key: str | int) -> str:
-        step = f"[{key}]" if isinstance(key, int) else repr(key)
-        if not self.where:
-            return step
-        return f"{self.where}{step}" if isinstance(key, int) else f"{self.where}.{step}"
-
-    def _expect(self, what: str) -> ZNodeDataError:
-        return self.fail(f"expected {what}, got {_describe(self.value)}")
-
-    # -- scalars --
-
-    def int32(self) -> int:
-        v = self.value
-        if type(v) is not int or not INT_MIN <= v <= INT_MAX:
-            raise self._expect("a 32-bit integer")
-        return v
-
-    def string(self) -> str:
-        if not isinstance(self.value, str):
-            raise self._expect("a string")
-        return self.value
-
-    # -- containers --
-
-    def obj(self) -> dict[str, object]:
-        if not isinstance(self.value, dict):
-            raise self._expect("a JSON object")
-        return self.value
-
-    def array(self) -> list[_Reader]:
-        if not isinstance(self.value, list):
-            raise self._expect("a JSON array")
-        return [_Reader(self.path, item, self, i) for i, item in enumerate(self.value)]
-
-    def int32_list(self) -> list[int]:
-        v = self.value
-        if is_int32_array(v):
-            return list(v)  # the common case, without a reader per item
-        return [item.int32() for item in self.array()]
-
-    def items(self) -> list[tuple[str, _Reader]]:
-        return [(k, _Reader(self.path, v, self, k)) for k, v in self.obj().items()]
-
-    # -- keys of an object --
-
-    def get(self, key: str) -> _Reader | None:
-        """The key's value if present (even when null), like JsonObject.get."""
-        fields = self.obj()
-        if key not in fields:
-            return None
-        return _Reader(self.path, fields[key], self, key)
-
-    def __getitem__(self, key: str) -> _Reader:
-        """A required key, like JsonObject.apply."""
-        found = self.get(key)
-        if found is None:
-            what = f"{self.where}: " if self.where else ""
-            raise ZNodeDataError(self.path, f"{what}missing required key {key!r}")
-        return found
-
-    def optional(self, key: str) -> _Reader | None:
-        """A key that may be missing or null (Kafka's `.get(k).flatMap(_.to[Option[T]])`)."""
-        found = self.get(key)
-        return None if found is None or found.value is None else found
-
-
-def _timestamp(root: _Reader) -> int | None:
+def _timestamp(root: JsonReader) -> int | None:
     """A registration's string timestamp in ms. Kafka never reads it, so a bad one is None."""
     stamp = root.get("timestamp")
     if stamp is None or not isinstance(stamp.value, str):
@@ -215,13 +65,7 @@ def _timestamp(root: _Reader) -> int | None:
     return parse_int(stamp.value, LONG_MIN, LONG_MAX)
 
 
-def _root(path: str, data: bytes | None) -> _Reader:
-    reader = _Reader(path, _parse(path, data))
-    reader.obj()
-    return reader
-
-
-def _partition_number(reader: _Reader, text: str) -> int:
+def _partition_number(reader: JsonReader, text: str) -> int:
     value = parse_int(text)
     if value is None:
         raise reader.fail(f"partition key {text!r} is not an integer")
@@ -230,14 +74,14 @@ def _partition_number(reader: _Reader, text: str) -> int:
     return value
 
 
-def _non_negative(reader: _Reader, what: str) -> int:
+def _non_negative(reader: JsonReader, what: str) -> int:
     value = reader.int32()
     if value < 0:
         raise reader.fail(f"{what} {value} is negative")
     return value
 
 
-def _topic_partitions(reader: _Reader) -> frozenset[TopicPartition]:
+def _topic_partitions(reader: JsonReader) -> frozenset[TopicPartition]:
     """The `{"topic":..,"partition":..}` list shared by ISR changes and preferred elections."""
     out: set[TopicPartition] = set()
     for item in reader["partitions"].array():
@@ -389,11 +233,11 @@ def encode_controller(
     }
     if version >= 2:
         content["kraftControllerEpoch"] = kraft_controller_epoch
-    return _encode(content)
+    return encode_json(content)
 
 
 def decode_controller(path: str, data: bytes | None) -> ControllerData:
-    root = _root(path, data)
+    root = json_root(path, data)
     broker_id = root["brokerid"].int32()
     kraft = root.get("kraftControllerEpoch")
     return ControllerData(broker_id, _timestamp(root), kraft.int32() if kraft is not None else None)
@@ -404,7 +248,7 @@ def encode_controller_epoch(epoch: int) -> bytes:
 
 
 def decode_controller_epoch(path: str, data: bytes | None) -> int:
-    text = _text(path, data)
+    text = json_text(path, data)
     value = parse_int(text)
     if value is None:
         raise ZNodeDataError(path, f"expected a 32-bit integer, got {text!r}")
@@ -443,7 +287,7 @@ def encode_broker(info: BrokerInfo, version: int = 5) -> bytes:
             name: {"min_version": r.min_version, "max_version": r.max_version}
             for name, r in info.features.items()
         }
-    return _encode(content)
+    return encode_json(content)
 
 
 def _broker_id_from_path(path: str) -> int:
@@ -454,12 +298,12 @@ def _broker_id_from_path(path: str) -> int:
     return broker_id
 
 
-def _version_map(reader: _Reader) -> dict[str, int]:
+def _version_map(reader: JsonReader) -> dict[str, int]:
     # Kafka reads every feature's map as Map[String, Int] before picking its keys.
     return {key: value.int32() for key, value in reader.items()}
 
 
-def _broker_features(root: _Reader) -> dict[str, SupportedVersionRange]:
+def _broker_features(root: JsonReader) -> dict[str, SupportedVersionRange]:
     features = root.optional("features")
     if features is None:
         return {}
@@ -481,7 +325,7 @@ def _broker_features(root: _Reader) -> dict[str, SupportedVersionRange]:
 def decode_broker(path: str, data: bytes | None) -> BrokerInfo:
     """BrokerIdZNode.decode; the broker id is the znode's name (`/brokers/ids/<id>`)."""
     broker_id = _broker_id_from_path(path)
-    root = _root(path, data)
+    root = json_root(path, data)
     version = root["version"].int32()
     jmx_port = root["jmx_port"].int32()
     if version < 1:
@@ -557,10 +401,10 @@ def encode_topic(partitions: Mapping[int, ReplicaAssignment], topic_id: str | No
         for p in order
         if partitions[p].removing_replicas
     }
-    return _encode(content)
+    return encode_json(content)
 
 
-def _replica_lists(root: _Reader, key: str) -> Callable[[str], list[int]]:
+def _replica_lists(root: JsonReader, key: str) -> Callable[[str], list[int]]:
     """An optional adding/removing map, looked up by partition key exactly as written."""
     lists = root.get(key)
     fields = lists.obj() if lists is not None else {}
@@ -604,7 +448,7 @@ def _plain_partitions(fields: object) -> dict[int, ReplicaAssignment] | None:
 def decode_topic(path: str, data: bytes | None) -> TopicZNodeData:
     """TopicZNode.decode: version ignored; topic_id, adding_replicas, removing_replicas and
     partitions are all optional."""
-    root = _root(path, data)
+    root = json_root(path, data)
     topic_id = None
     raw_id = root.get("topic_id")
     if raw_id is not None:
@@ -618,7 +462,7 @@ def decode_topic(path: str, data: bytes | None) -> TopicZNodeData:
     return TopicZNodeData(topic_id, _partitions(root))
 
 
-def _partitions(root: _Reader) -> dict[int, ReplicaAssignment]:
+def _partitions(root: JsonReader) -> dict[int, ReplicaAssignment]:
     adding = _replica_lists(root, "adding_replicas")
     removing = _replica_lists(root, "removing_replicas")
     partitions: dict[int, ReplicaAssignment] = {}
@@ -646,14 +490,14 @@ def encode_partition_state(state: LeaderIsrAndControllerEpoch) -> bytes:
     }
     if lai.leader_recovery_state is not LeaderRecoveryState.RECOVERED:
         content["leader_recovery_state"] = int(lai.leader_recovery_state)
-    return _encode(content)
+    return encode_json(content)
 
 
 def decode_partition_state(
     path: str, data: bytes | None, version: int
 ) -> LeaderIsrAndControllerEpoch:
     """TopicPartitionStateZNode.decode; `version` is the znode's zkVersion (the partition epoch)."""
-    root = _root(path, data)
+    root = json_root(path, data)
     leader = root["leader"].int32()
     leader_epoch = root["leader_epoch"].int32()
     isr = root["isr"].int32_list()
@@ -692,14 +536,14 @@ def encode_config(config: Mapping[str, str]) -> bytes:
     for key, value in config.items():
         if not isinstance(value, str):
             raise ValueError(f"config {key!r} has a non-string value {value!r}")
-    return _encode({"version": 1, "config": dict(config)})
+    return encode_json({"version": 1, "config": dict(config)})
 
 
 def decode_config(path: str, data: bytes | None) -> dict[str, str]:
     """ConfigEntityZNode.decode: null data or a missing `config` is an empty config."""
     if not data:
         return {}
-    root = _root(path, data)
+    root = json_root(path, data)
     config = root.optional("config")
     if config is None:
         return {}
@@ -730,13 +574,13 @@ class ConfigChangeNotification:
 
 def encode_config_change(entity_path: str) -> bytes:
     """ConfigEntityChangeNotificationSequenceZNode.encode (version 2)."""
-    return _encode({"version": 2, "entity_path": entity_path})
+    return encode_json({"version": 2, "entity_path": entity_path})
 
 
 def decode_config_change(path: str, data: bytes | None) -> ConfigChangeNotification:
     """ZkConfigManager's reading: version 1 or 2. (Kafka skips non-JSON notifications as left
     over from the old TopicConfigManager; here they raise ZNodeDataError for the caller to skip.)"""
-    root = _root(path, data)
+    root = json_root(path, data)
     version = root["version"].int32()
     if version == 1:
         entity_type = root.optional("entity_type")
@@ -768,7 +612,7 @@ def decode_config_change(path: str, data: bytes | None) -> ConfigChangeNotificat
 
 def encode_reassignment(reassignment: Mapping[TopicPartition, Sequence[int]]) -> bytes:
     """ReassignPartitionsZNode.encode (deprecated since 2.4, still read by 2.8 and 3.x)."""
-    return _encode(
+    return encode_json(
         {
             "version": 1,
             "partitions": [
@@ -781,7 +625,7 @@ def encode_reassignment(reassignment: Mapping[TopicPartition, Sequence[int]]) ->
 
 def decode_reassignment(path: str, data: bytes | None) -> dict[TopicPartition, list[int]]:
     """ReassignPartitionsZNode.decode; a partition listed twice keeps its last replicas."""
-    root = _root(path, data)
+    root = json_root(path, data)
     out: dict[TopicPartition, list[int]] = {}
     for item in root["partitions"].array():
         tp = TopicPartition(item["topic"].string(), _non_negative(item["partition"], "partition"))
@@ -790,11 +634,11 @@ def decode_reassignment(path: str, data: bytes | None) -> dict[TopicPartition, l
 
 
 def encode_preferred_replica_election(partitions: Iterable[TopicPartition]) -> bytes:
-    return _encode({"version": 1, "partitions": _encode_topic_partitions(partitions)})
+    return encode_json({"version": 1, "partitions": _encode_topic_partitions(partitions)})
 
 
 def decode_preferred_replica_election(path: str, data: bytes | None) -> frozenset[TopicPartition]:
-    return _topic_partitions(_root(path, data))
+    return _topic_partitions(json_root(path, data))
 
 
 # ---- /isr_change_notification and /log_dir_event_notification ---------------------------------
@@ -804,7 +648,7 @@ LOG_DIR_FAILURE_EVENT: Final = 1
 
 
 def encode_isr_change(partitions: Iterable[TopicPartition]) -> bytes:
-    return _encode(
+    return encode_json(
         {
             "version": ISR_CHANGE_NOTIFICATION_VERSION,
             "partitions": _encode_topic_partitions(partitions),
@@ -813,16 +657,16 @@ def encode_isr_change(partitions: Iterable[TopicPartition]) -> bytes:
 
 
 def decode_isr_change(path: str, data: bytes | None) -> frozenset[TopicPartition]:
-    return _topic_partitions(_root(path, data))
+    return _topic_partitions(json_root(path, data))
 
 
 def encode_log_dir_event(broker_id: int) -> bytes:
-    return _encode({"version": 1, "broker": broker_id, "event": LOG_DIR_FAILURE_EVENT})
+    return encode_json({"version": 1, "broker": broker_id, "event": LOG_DIR_FAILURE_EVENT})
 
 
 def decode_log_dir_event(path: str, data: bytes | None) -> int:
     """The broker whose log directory failed (Kafka reads nothing else)."""
-    return _root(path, data)["broker"].int32()
+    return json_root(path, data)["broker"].int32()
 
 
 # ---- /cluster/id, /feature, /latest_producer_id_block -----------------------------------------
@@ -830,11 +674,11 @@ def decode_log_dir_event(path: str, data: bytes | None) -> int:
 
 def encode_cluster_id(cluster_id: str) -> bytes:
     """ClusterIdZNode.toJson: the version is the string "1"."""
-    return _encode({"version": "1", "id": cluster_id})
+    return encode_json({"version": "1", "id": cluster_id})
 
 
 def decode_cluster_id(path: str, data: bytes | None) -> str:
-    return _root(path, data)["id"].string()
+    return json_root(path, data)["id"].string()
 
 
 FEATURE_ZNODE_VERSION: Final = 2
@@ -866,12 +710,12 @@ def encode_feature(node: FeatureZNodeData) -> bytes:
         levels[name] = {"max_version_level": level}
         if node.version == 1:
             levels[name]["min_version_level"] = level
-    return _encode({"version": node.version, "status": int(node.status), "features": levels})
+    return encode_json({"version": node.version, "status": int(node.status), "features": levels})
 
 
 def decode_feature(path: str, data: bytes | None) -> FeatureZNodeData:
     """FeatureZNode.decode (3.x): versions 1 and 2; a status and a features map are required."""
-    root = _root(path, data)
+    root = json_root(path, data)
     version = root["version"].int32()
     if version < 1 or version > 2:
         raise root.fail(f"Unsupported version: {version} of feature information")
@@ -918,7 +762,7 @@ class ProducerIdBlock:
 
 def encode_producer_id_block(block: ProducerIdBlock) -> bytes:
     """Start and end are written as strings (they are longs)."""
-    return _encode(
+    return encode_json(
         {
             "version": 1,
             "broker": block.broker_id,
@@ -929,7 +773,7 @@ def encode_producer_id_block(block: ProducerIdBlock) -> bytes:
 
 
 def decode_producer_id_block(path: str, data: bytes | None) -> ProducerIdBlock:
-    root = _root(path, data)
+    root = json_root(path, data)
     broker_id = root["broker"].int32()
     bounds = []
     for key in ("block_start", "block_end"):
