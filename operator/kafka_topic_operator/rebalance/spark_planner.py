@@ -135,7 +135,7 @@ def plan_counts(
         )
         held = current.select("topic", "partition", F.col("broker").alias("receiver"))
         candidates = (
-            _movable(current, excluded)
+            movable_replicas(current, excluded)
             .join(F.broadcast(routes), "broker")
             .join(held, ["topic", "partition", "receiver"], "left_anti")
         )
@@ -143,7 +143,7 @@ def plan_counts(
             # Racks a partition can spread over: a drained broker's rack counts only if some
             # broker staying is in it.
             eligible_racks = len({racks[b] for b in brokers if b in racks})
-            candidates = _rack_legal(candidates, current, rack_table, eligible_racks)
+            candidates = rack_legal_pairs(candidates, current, rack_table, eligible_racks)
         # Each route ranks its donor's replicas its own way (a hash salted with the receiver
         # and the round), followers first, so that routes from one donor pick different ones.
         salt = F.xxhash64("topic", "partition", "receiver", F.lit(round_number))
@@ -217,7 +217,7 @@ def plan_counts(
     return plan
 
 
-def _movable(replicas: DataFrame, excluded: str | None) -> DataFrame:
+def movable_replicas(replicas: DataFrame, excluded: str | None) -> DataFrame:
     """The replicas a plan may move: not of a topic whose whole name matches `excluded` (Java's
     regular expressions, as Cruise Control's excluded_topics)."""
     from pyspark.sql import functions as F
@@ -225,7 +225,7 @@ def _movable(replicas: DataFrame, excluded: str | None) -> DataFrame:
     return replicas if not excluded else replicas.where(~F.col("topic").rlike(f"^(?:{excluded})$"))
 
 
-def _rack_legal(
+def rack_legal_pairs(
     pairs: DataFrame, current: DataFrame, rack_table: DataFrame, racks: int
 ) -> DataFrame:
     """Pairs whose receiver's rack has room: at most ceil(RF / racks) replicas of a partition
@@ -283,7 +283,7 @@ def plan_leaders(
         _, excess, need = _off_targets(leaders, brokers)
         if not excess or not need:
             break
-        led = _movable(leaders, excluded).select(
+        led = movable_replicas(leaders, excluded).select(
             "topic", "partition", F.col("broker").alias("donor")
         )
         # Only staying brokers take a leadership: a drained one is on its way out.

@@ -28,9 +28,9 @@ from kafka_topic_operator.rebalance.spark_planner import (
     REPLICA_COLUMNS,
     RoundReport,
     SparkPlan,
-    _movable,
-    _rack_legal,
+    movable_replicas,
     quotas,
+    rack_legal_pairs,
 )
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ def _disk_swaps(spark: SparkSession, current: DataFrame, sizes: DataFrame,
     from pyspark.sql import functions as F
 
     table = spark.createDataFrame(routes, "x int, y int, quota long, limit long")
-    movable = _movable(current, excluded).join(sizes, ["topic", "partition"])
+    movable = movable_replicas(current, excluded).join(sizes, ["topic", "partition"])
     held = current.select("topic", "partition", F.col("broker").alias("holder"))
     salt = F.xxhash64("topic", "partition", F.lit(round_number))
 
@@ -323,7 +323,7 @@ def _legal(spark: SparkSession, swaps: DataFrame, current: DataFrame,
                 *IDENT, F.col(topic).alias("topic"), F.col(partition).alias("partition"),
                 F.col(donor).alias("broker"), F.col(receiver).alias("receiver"),
             )  # fmt: skip
-            ok = _rack_legal(leg, current, rack_table, eligible_racks).select(*IDENT)
+            ok = rack_legal_pairs(leg, current, rack_table, eligible_racks).select(*IDENT)
             swaps = swaps.join(ok, list(IDENT), "left_semi")
     return swaps
 
