@@ -219,14 +219,17 @@ def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
 
 
 def _unsettled(labels: Mapping[str, str], status: Mapping[str, Any], **_: Any) -> bool:
-    # Reconciling retries itself every second (waiting); followed reasons are watched; a
-    # resource not reconciled yet waits for its create handler (a timer would add a second
-    # reconcile of it to a long queue: ten thousand applied at once).
+    # Followed reasons are watched; a resource not reconciled yet waits for its create handler
+    # (a timer would add a second reconcile of it to a long queue: ten thousand applied at
+    # once). Reconciling keeps its timer: a Reconciling status the timer itself wrote (a
+    # reassignment it applied after the operator restarted) has no handler retrying it, and a
+    # timer whose filter stops matching is stopped with its retry. While a handler retries
+    # one, the resource keeps changing and the timer's idle time keeps it from firing.
     reason = _ready_reason(status)
     return _selected(labels) and reason is not None and reason not in UNSETTLED_EXCEPT
 
 
-UNSETTLED_EXCEPT = frozenset({*FOLLOWED_REASONS, "Reconciling"})
+UNSETTLED_EXCEPT = FOLLOWED_REASONS
 
 
 def _ready_reason(status: Mapping[str, Any]) -> str | None:

@@ -1,0 +1,38 @@
+"""Which resources the drift timer runs for (its `when` filter)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_topic_operator.k8s.handlers import _unsettled
+
+
+def status(reason: str | None) -> dict[str, object]:
+    if reason is None:
+        return {}
+    return {"conditions": [{"type": "Ready", "status": "False", "reason": reason}]}
+
+
+@pytest.mark.parametrize(
+    ("reason", "timed"),
+    [
+        (None, False),  # not reconciled yet: its create handler runs
+        ("Created", False),  # followed: the status follower watches its znodes
+        ("PartitionsOffline", False),
+        # A Reconciling status the timer itself wrote (a reassignment applied after a restart)
+        # has no handler retrying it: its timer must go on, or the resource stays Reconciling.
+        ("Reconciling", True),
+        ("ReassignmentInProgress", True),
+        ("BrokersUnavailable", True),
+        ("Conflict", True),
+    ],
+)
+def test_the_drift_timer_runs_for_every_unsettled_resource(reason: str | None, timed: bool) -> None:
+    assert _unsettled({}, status(reason)) is timed
+
+
+def test_no_timer_for_resources_of_other_selectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafka_topic_operator.k8s import handlers
+
+    monkeypatch.setattr(handlers, "_selected", lambda labels: False)
+    assert _unsettled({}, status("Reconciling")) is False
