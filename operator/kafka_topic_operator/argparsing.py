@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from kafka_topic_operator.kafka.java import INT_MAX
+
 if TYPE_CHECKING:  # the ZooKeeper client is imported only by commands that connect
     from kafka_topic_operator.zk.client import ZkCredentials
 
@@ -36,8 +38,8 @@ def partition_count(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if not 1 <= value <= 2**31 - 1:
-        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 2147483647")
+    if not 1 <= value <= INT_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and {INT_MAX}")
     return value
 
 

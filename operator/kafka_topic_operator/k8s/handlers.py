@@ -410,7 +410,7 @@ async def _report_unavailable(
         return status
     kopf.warn(body, reason="ZooKeeperUnavailable", message=f"{why}: waiting for it")
     try:
-        await asyncio.to_thread(_patch_status, namespace or "", request.resource_name, changes)
+        await asyncio.to_thread(_patch_status_now, namespace or "", request.resource_name, changes)
     except Exception as e:  # the API server unreachable too: kopf's patch says it later
         log.warning(
             "could not report ZooKeeperUnavailable for %s/%s: %s",
@@ -424,21 +424,21 @@ async def _report_unavailable(
 
 
 def _patch_status(
-    namespace: str, name: str, changes: Mapping[str, Any], api: Any = None, version: str = ""
+    api: Any, namespace: str, name: str, changes: Mapping[str, Any], version: str = ""
 ) -> None:
-    """A merge patch of status (`changes` from status_patch); with `version`, conditional on
-    the resourceVersion read (409 if written meanwhile)."""
-    import kubernetes
-
+    """A merge patch of status (`changes` from status_patch) through a CustomObjectsApi; with
+    `version`, conditional on the resourceVersion read (409 if written meanwhile)."""
     body: dict[str, Any] = {"status": changes}
     if version:
         body["metadata"] = {"resourceVersion": version}
-    if api is not None:
-        api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, body)
-        return
+    api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, body)
+
+
+def _patch_status_now(namespace: str, name: str, changes: Mapping[str, Any]) -> None:
+    import kubernetes
+
     with api_client() as client:
-        api = kubernetes.client.CustomObjectsApi(client)
-        api.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, body)
+        _patch_status(kubernetes.client.CustomObjectsApi(client), namespace, name, changes)
 
 
 def _set_condition(
@@ -508,7 +508,7 @@ def refresh_statuses(snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
                 if changes is not None:
                     # Conditional on the version read: a reconcile that wrote meanwhile wins.
                     version = resource["metadata"]["resourceVersion"]
-                    _patch_status(namespace, name, changes, api, version)
+                    _patch_status(api, namespace, name, changes, version)
                 for kind, reason, message in said:  # a revert leaves status as it was
                     events.post(client, resource, kind, reason, message)
             except ApiException as e:

@@ -18,7 +18,7 @@ from typing import ClassVar, Final, NamedTuple, TypeVar
 from kafka_topic_operator.kafka.brokers import EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.errors import IllegalArgumentException
 from kafka_topic_operator.kafka.ids import Uuid
-from kafka_topic_operator.kafka.java import INT_MAX, INT_MIN
+from kafka_topic_operator.kafka.java import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk.json_codec import (
@@ -388,13 +388,10 @@ def error_response(header: RequestHeader, error: str) -> Response:
 
 # ---- reading helpers --------------------------------------------------------------------------
 
-_LONG_MIN: Final = -(1 << 63)
-_LONG_MAX: Final = (1 << 63) - 1
-
 
 def _int64(reader: JsonReader) -> int:
     value = reader.value
-    if type(value) is not int or not _LONG_MIN <= value <= _LONG_MAX:
+    if type(value) is not int or not LONG_MIN <= value <= LONG_MAX:
         raise reader.fail(f"expected a 64-bit integer, got {describe_json(value)}")
     return value
 
