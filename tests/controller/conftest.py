@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from kto_testing import Waiter
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
@@ -21,7 +22,6 @@ from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityPro
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
 

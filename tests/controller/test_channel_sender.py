@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller.channel_sender import ChannelSender, Undelivered
-from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Fence, ZkClient
 

@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import pytest
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.controller.leadership import ControllerEpoch, try_become_controller
@@ -28,7 +29,6 @@ from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoc
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
-from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk.client import Node
 
 from .conftest import Bare

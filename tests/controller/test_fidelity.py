@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 from kto_testing import eventually
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
@@ -16,7 +17,6 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
-from kafka_topic_operator.zk import broker_channel as bc
 
 from .conftest import Bare, Cluster
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.errors import IllegalArgumentException, StateChangeFailedException
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderRecoveryState
 from kafka_topic_operator.kafka.states import PartitionState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk import znodes
 
 from .conftest import CONTROLLER_EPOCH, Harness

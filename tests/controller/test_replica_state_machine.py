@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr
 from kafka_topic_operator.kafka.states import PartitionAndReplica, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
 
 from .conftest import CONTROLLER_EPOCH, Harness
 

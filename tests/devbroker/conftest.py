@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from kto_testing import Waiter
 
-from kafka_topic_operator.zk import broker_channel as bc
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.zk.client import ZkClient
 
 

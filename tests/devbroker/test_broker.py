@@ -11,14 +11,8 @@ from typing import Any
 import pytest
 from kto_testing import eventually
 
-from kafka_topic_operator.devbroker.broker import BrokerConfig, BrokerRegistrationError, DevBroker
-from kafka_topic_operator.devbroker.log_dirs import read_status
-from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
-from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
-from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.broker_channel import (
+from kafka_topic_operator import broker_channel as bc
+from kafka_topic_operator.broker_channel import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
@@ -28,6 +22,12 @@ from kafka_topic_operator.zk.broker_channel import (
     StopReplicaResponse,
     UpdateMetadataRequest,
 )
+from kafka_topic_operator.devbroker.broker import BrokerConfig, BrokerRegistrationError, DevBroker
+from kafka_topic_operator.devbroker.log_dirs import read_status
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
+from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Create, ZkClient
 
 from .conftest import PlayedController, Waiter

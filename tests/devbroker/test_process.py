@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
-from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.broker_channel import (
+from kafka_topic_operator import broker_channel as bc
+from kafka_topic_operator.broker_channel import (
     ControlledShutdownRequest,
     ControlledShutdownResult,
     LeaderAndIsrPartitionState,
@@ -24,6 +22,8 @@ from kafka_topic_operator.zk.broker_channel import (
     StopReplicaPartitionState,
     StopReplicaRequest,
 )
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Node, ZkClient
 
 from .conftest import PlayedController, Waiter

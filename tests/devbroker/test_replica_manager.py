@@ -7,12 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.devbroker import log_dirs
-from kafka_topic_operator.devbroker.log_dirs import LogDir
-from kafka_topic_operator.devbroker.replica_manager import ReplicaManager, Role
-from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk.broker_channel import (
+from kafka_topic_operator.broker_channel import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
     LiveBroker,
@@ -23,6 +18,11 @@ from kafka_topic_operator.zk.broker_channel import (
     UpdateMetadataPartitionState,
     UpdateMetadataRequest,
 )
+from kafka_topic_operator.devbroker import log_dirs
+from kafka_topic_operator.devbroker.log_dirs import LogDir
+from kafka_topic_operator.devbroker.replica_manager import ReplicaManager, Role
+from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)

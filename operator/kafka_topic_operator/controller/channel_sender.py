@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.kafka.errors import ControllerMovedException
-from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk.client import Create, Fence, ZkClient
 
 log = logging.getLogger(__name__)

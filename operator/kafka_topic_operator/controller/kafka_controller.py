@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller.channel_sender import ChannelSender
 from kafka_topic_operator.controller.context import ControllerContext
@@ -40,7 +41,6 @@ from kafka_topic_operator.kafka.ids import new_topic_id
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import (
     Delete,

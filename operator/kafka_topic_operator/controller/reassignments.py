@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from kafka_topic_operator.broker_channel import Errors
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.deletion_manager import DeletionManager
 from kafka_topic_operator.controller.partition_state_machine import PartitionStateMachine
@@ -26,7 +27,6 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.broker_channel import Errors
 from kafka_topic_operator.zk.client import Delete, Fence, SetData, ZkClient
 
 log = logging.getLogger(__name__)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller.channel_sender import (
     ChannelSender,
     Undelivered,
@@ -29,7 +30,6 @@ from kafka_topic_operator.kafka.leader_and_isr import (
 )
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
 from kafka_topic_operator.zk.client import ZkClient
 
 log = logging.getLogger(__name__)

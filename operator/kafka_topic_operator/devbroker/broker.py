@@ -17,14 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from kafka_topic_operator.devbroker.log_dirs import LogDir
-from kafka_topic_operator.devbroker.replica_manager import IsrExpansion, ReplicaManager
-from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
-from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
-from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.broker_channel import (
+from kafka_topic_operator.broker_channel import (
     CONTROLLED_SHUTDOWN_PATH,
     REQUEST_PREFIX,
     SHUTTING_DOWN_PATH,
@@ -47,6 +40,13 @@ from kafka_topic_operator.zk.broker_channel import (
     responses_path,
     shutting_down_path,
 )
+from kafka_topic_operator.devbroker.log_dirs import LogDir
+from kafka_topic_operator.devbroker.replica_manager import IsrExpansion, ReplicaManager
+from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
+from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
+from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import (
     BadVersionError,
     Create,

@@ -12,18 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from kafka_topic_operator.devbroker.log_dirs import LogDir
-from kafka_topic_operator.kafka.ids import ZERO_UUID
-from kafka_topic_operator.kafka.leader_and_isr import (
-    EPOCH_DURING_DELETE,
-    LEADER_DURING_DELETE,
-    NO_EPOCH,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
-    LeaderRecoveryState,
-)
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk.broker_channel import (
+from kafka_topic_operator.broker_channel import (
     UNKNOWN_BROKER_EPOCH,
     Errors,
     LeaderAndIsrPartitionState,
@@ -39,6 +28,17 @@ from kafka_topic_operator.zk.broker_channel import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
+from kafka_topic_operator.devbroker.log_dirs import LogDir
+from kafka_topic_operator.kafka.ids import ZERO_UUID
+from kafka_topic_operator.kafka.leader_and_isr import (
+    EPOCH_DURING_DELETE,
+    LEADER_DURING_DELETE,
+    NO_EPOCH,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    LeaderRecoveryState,
+)
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

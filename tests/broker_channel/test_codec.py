@@ -15,12 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_topic_operator.kafka.brokers import EndPoint, SecurityProtocol
-from kafka_topic_operator.kafka.ids import Uuid
-from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import broker_channel as bc
-from kafka_topic_operator.zk.broker_channel import (
+from kafka_topic_operator import broker_channel as bc
+from kafka_topic_operator.broker_channel import (
     BrokerEndpointRef,
     ControlledShutdownRequest,
     ControlledShutdownResult,
@@ -40,7 +36,21 @@ from kafka_topic_operator.zk.broker_channel import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
     ZNodeDataError,
+    framing,
 )
+from kafka_topic_operator.broker_channel.codec import (
+    leader_and_isr_state_json,
+    read_leader_and_isr_state,
+    read_update_metadata_state,
+)
+from kafka_topic_operator.broker_channel.plain_states import (
+    plain_leader_and_isr_state,
+    plain_update_metadata_state,
+)
+from kafka_topic_operator.kafka.brokers import EndPoint, SecurityProtocol
+from kafka_topic_operator.kafka.ids import Uuid
+from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk.json_codec import JsonReader, encode_json
 
 REQ = "/kto/brokers/1/requests/request_0000000007"
@@ -635,7 +645,7 @@ def test_broken_compressed_requests_are_named(data: bytes, fragment: str) -> Non
 
 
 def test_a_compressed_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bc, "MAX_INFLATED_BYTES", 1_000)
+    monkeypatch.setattr(framing, "MAX_INFLATED_BYTES", 1_000)
     with pytest.raises(bc.ZNodeDataError, match="inflates to more than 1000 bytes"):
         bc.decode_request(REQ, bc.pack(b"{" + b" " * 5_000 + b"}"))
 
@@ -682,8 +692,8 @@ def _general(decode: Callable[[Any], object], fields: object) -> object:
 @given(_state_fields())
 def test_plain_states_are_read_as_the_general_path_reads_them(fields: object) -> None:
     for plain, general in (
-        (bc._plain_leader_and_isr_state, bc._leader_and_isr_state),
-        (bc._plain_update_metadata_state, bc._update_metadata_state),
+        (plain_leader_and_isr_state, read_leader_and_isr_state),
+        (plain_update_metadata_state, read_update_metadata_state),
     ):
         fast = plain(fields)
         slow = _general(general, fields)
@@ -695,5 +705,5 @@ def test_plain_states_are_read_as_the_general_path_reads_them(fields: object) ->
 
 def test_states_the_controller_writes_take_the_plain_path() -> None:
     for state in LEADER_AND_ISR.partition_states:
-        fields = json.loads(encode_json(bc._leader_and_isr_state_json(state)))
-        assert bc._plain_leader_and_isr_state(fields) == state
+        fields = json.loads(encode_json(leader_and_isr_state_json(state)))
+        assert plain_leader_and_isr_state(fields) == state
