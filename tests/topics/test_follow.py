@@ -11,8 +11,8 @@ from kto_testing import eventually
 
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient

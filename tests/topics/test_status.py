@@ -12,7 +12,7 @@ from kafka_topic_operator.apiserver.patch import merge_patch
 from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
-from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
 from kafka_topic_operator.topics.plan import CreateTopic, Plan, Reason
 from kafka_topic_operator.topics.status import (
     PARTITION_TABLE_LIMIT,

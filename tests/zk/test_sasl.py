@@ -13,11 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.argparsing import (
-    UsageError,
-    add_zookeeper_auth_arguments,
-    zookeeper_credentials,
-)
+from kafka_topic_operator.process.argparsing import UsageError
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import (
     DigestCredentials,
@@ -25,6 +21,10 @@ from kafka_topic_operator.zk.client import (
     SaslCredentials,
     ZkClient,
     ZkConnectionError,
+)
+from kafka_topic_operator.zk.credential_flags import (
+    add_zookeeper_auth_arguments,
+    zookeeper_credentials,
 )
 from kafka_topic_operator.zk.server import ZooKeeperServer
 

@@ -14,19 +14,21 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from kafka_topic_operator.argparsing import (
+from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+from kafka_topic_operator.process.argparsing import (
     RaisingParser,
     UsageError,
-    add_zookeeper_auth_arguments,
     boolean,
     non_negative_int,
     positive_float,
+)
+from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
+from kafka_topic_operator.process.log_format import process_logging
+from kafka_topic_operator.zk.client import ZkConnectionError
+from kafka_topic_operator.zk.credential_flags import (
+    add_zookeeper_auth_arguments,
     zookeeper_credentials,
 )
-from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
-from kafka_topic_operator.process_logging import process_logging
-from kafka_topic_operator.process_tuning import tune_garbage_collector
-from kafka_topic_operator.zk.client import ZkConnectionError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -14,14 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from kafka_topic_operator.argparsing import (
-    RaisingParser,
-    UsageError,
-    add_zookeeper_auth_arguments,
-    non_negative_int,
-    positive_float,
-    zookeeper_credentials,
-)
 from kafka_topic_operator.devbroker.broker import (
     BrokerConfig,
     BrokerRegistrationError,
@@ -31,9 +23,19 @@ from kafka_topic_operator.devbroker.log_dirs import (
     InconsistentBrokerIdException,
     InconsistentClusterIdException,
 )
-from kafka_topic_operator.process_logging import process_logging
-from kafka_topic_operator.process_tuning import tune_garbage_collector
+from kafka_topic_operator.process.argparsing import (
+    RaisingParser,
+    UsageError,
+    non_negative_int,
+    positive_float,
+)
+from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
+from kafka_topic_operator.process.log_format import process_logging
 from kafka_topic_operator.zk.client import ZkConnectionError
+from kafka_topic_operator.zk.credential_flags import (
+    add_zookeeper_auth_arguments,
+    zookeeper_credentials,
+)
 from kafka_topic_operator.zk.znodes import ZNodeDataError
 
 EXIT_FAILURE = 1

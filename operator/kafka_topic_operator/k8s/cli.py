@@ -14,18 +14,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kafka_topic_operator.argparsing import (
-    UsageError,
-    add_zookeeper_auth_arguments,
-    positive_float,
-    zookeeper_credentials,
-)
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.k8s.kubeclient import credentials_problem
-from kafka_topic_operator.process_logging import process_logging
-from kafka_topic_operator.process_tuning import tune_garbage_collector
+from kafka_topic_operator.process.argparsing import UsageError, positive_float
+from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
+from kafka_topic_operator.process.log_format import process_logging
 from kafka_topic_operator.rebalance.spec import EngineType
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
+from kafka_topic_operator.zk.credential_flags import (
+    add_zookeeper_auth_arguments,
+    zookeeper_credentials,
+)
 
 log = logging.getLogger(__name__)
 

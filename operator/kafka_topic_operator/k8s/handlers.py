@@ -30,7 +30,7 @@ from kafka_topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionException,
     UnknownTopicOrPartitionException,
 )
-from kafka_topic_operator.snapshot import ClusterSnapshot
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.topics.ownership import TopicClaims, claim_of, topic_of

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.feasibility import NOT_ALL_RACKS
 from kafka_topic_operator.rebalance.goals import SWAP_GOALS
@@ -14,7 +15,6 @@ from kafka_topic_operator.rebalance.job import (
     check_sizes,
 )
 from kafka_topic_operator.rebalance.spec import Goal, RebalanceMode, RebalanceSpec
-from kafka_topic_operator.snapshot import ClusterSnapshot
 
 
 def planning_input(

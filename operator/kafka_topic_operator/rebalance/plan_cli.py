@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_topic_operator.argparsing import (
-    UsageError,
-    add_zookeeper_auth_arguments,
-    zookeeper_credentials,
-)
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.process.argparsing import UsageError
 from kafka_topic_operator.rebalance.job import PlanningError
 from kafka_topic_operator.rebalance.report import human_bytes
 from kafka_topic_operator.rebalance.sizes import SizesError
+from kafka_topic_operator.zk.credential_flags import (
+    add_zookeeper_auth_arguments,
+    zookeeper_credentials,
+)
 
 if TYPE_CHECKING:
     from kafka_topic_operator.rebalance.result import OptimizationResult

@@ -19,8 +19,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from kafka_topic_operator.kafka.assignment import RandomSource
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.plan import AddPartitions, CreateTopic
 from kafka_topic_operator.topics.reconcile import Request, Step, reconcile_topics
 from kafka_topic_operator.zk import znodes

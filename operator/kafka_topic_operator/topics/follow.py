@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 from kafka_topic_operator.zk.snapshot_reader import read_cluster

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from kafka_topic_operator.kafka.assignment import BrokerMetadata
-from kafka_topic_operator.snapshot import ClusterSnapshot
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.plan import ActualTopic, Cluster
 
 

@@ -17,8 +17,8 @@ from typing import Any
 from kafka_topic_operator.kafka.assignment import RandomSource
 from kafka_topic_operator.kafka.errors import ReassignmentInProgressException
 from kafka_topic_operator.kafka.names import has_collision_chars
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.ownership import topic_of

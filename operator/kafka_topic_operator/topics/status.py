@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
 from kafka_topic_operator.topics.plan import Plan, Reason, unreadable_message
 from kafka_topic_operator.topics.spec import (
     DesiredTopic,

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_topic_operator.kafka.brokers import BrokerInfo
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Node, ZkClient
 from kafka_topic_operator.zk.znodes import ZNodeDataError

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 
-from kafka_topic_operator.process_logging import KafkaStyleFormatter
+from kafka_topic_operator.process.log_format import KafkaStyleFormatter
 
 LINE = r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "
 

@@ -1,14 +1,18 @@
 """`kto describe`: what `kafka-topics.sh --describe` shows, plus what the controller knows.
 
-Pure: a ClusterSnapshot in, a JSON-ready report or kafka-topics-style text out.
+The report is pure (a ClusterSnapshot in, a JSON-ready report or kafka-topics-style text out);
+`run` reads the snapshot from ZooKeeper.
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from kafka_topic_operator.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
+from kafka_topic_operator.process.argparsing import Subparsers, UsageError
+from kafka_topic_operator.process.output import print_json
 
 
 def _ids(ids: Sequence[int]) -> str:
@@ -151,3 +155,46 @@ def render_text(report: dict[str, Any]) -> str:
     for problem in report["problems"]:
         lines.append(f"Unreadable znode: {problem}")
     return "\n".join(lines)
+
+
+# ---- the command -------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> None:
+    # Imported here so the offline previews never load the ZooKeeper client.
+    from kafka_topic_operator.zk.client import ZkClient, load_credentials
+    from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+    zk = ZkClient(args.zookeeper, credentials=load_credentials(None, None))
+    zk.start(timeout=args.timeout)
+    try:
+        if not zk.exists("/"):
+            raise UsageError(
+                f"{args.zookeeper}: the chroot does not exist in ZooKeeper, so no Kafka cluster "
+                "keeps its data there (--zookeeper takes what the brokers' zookeeper.connect says)"
+            )
+        report = cluster_report(read_cluster(zk, args.topics or None), args.topics or None)
+    finally:
+        zk.stop()
+    if args.output == "json":
+        print_json(report)
+    else:
+        print(render_text(report))
+    if report["missing_topics"]:
+        raise UsageError("topics not found: " + ", ".join(report["missing_topics"]))
+
+
+def add_command(commands: Subparsers) -> None:
+    describe = commands.add_parser(
+        "describe",
+        help="topics, partitions, leaders, ISRs and deletions, read from ZooKeeper",
+        description="What kafka-topics --describe shows, plus partition states, offline and "
+        "under-replicated partitions, why deletions wait, and a per-broker summary. "
+        "Credentials (user:password) come from $KTO_ZOOKEEPER_DIGEST, or $KTO_ZOOKEEPER_SASL "
+        "for SASL.",
+    )
+    describe.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    describe.add_argument("topics", nargs="*", metavar="TOPIC")
+    describe.add_argument("--output", choices=["table", "json"], default="table")
+    describe.add_argument("--timeout", type=float, default=15.0, help="connect timeout (s)")
+    describe.set_defaults(run=run)
