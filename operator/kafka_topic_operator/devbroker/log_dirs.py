@@ -1,10 +1,10 @@
-"""A dev broker's log directory, laid out as Kafka's LogManager lays out `log.dirs`.
+"""A dev broker's log directory, written in Kafka's layout (`kafka/log_dir_layout.py`).
 
-One directory per hosted partition (`<topic>-<partition>/`) holding an empty first segment
-(`00000000000000000000.log`, `.index`, `.timeindex`) and `partition.metadata` with the topic id
-(kafka.server.PartitionMetadataFile); `meta.properties` ties the directory to one broker id and
-cluster id; deletion renames to `<topic>-<partition>.<id>-delete` first, as LogManager.asyncDelete
-does. The broker's status file (`.kto-broker-state.json`) is written here atomically.
+Each hosted partition gets an empty first segment (`00000000000000000000.log`, `.index`,
+`.timeindex`) and `partition.metadata` with the topic id; `meta.properties` is checked against
+the broker and cluster ids, as KafkaServer does; deletion renames to
+`<topic>-<partition>.<id>-delete` first, as LogManager.asyncDelete does. The broker's status
+file (`.kto-broker-state.json`) is written here atomically.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import ctypes
 import functools
 import json
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Mapping
@@ -21,19 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from kafka_topic_operator.kafka.log_dir_layout import (
+    DELETE_DIR_SUFFIX,
+    FIRST_SEGMENT,
+    META_PROPERTIES,
+    PARTITION_METADATA,
+    RENAMED_DIR,
+    SEGMENT_SUFFIXES,
+    decode_partition_metadata,
+    encode_partition_metadata,
+    parse_meta_properties,
+    parse_partition_dir_name,
+    partition_dir_name,
+)
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 STATUS_FILE: Final = ".kto-broker-state.json"
-META_PROPERTIES: Final = "meta.properties"
-PARTITION_METADATA: Final = "partition.metadata"
-FIRST_SEGMENT: Final = "00000000000000000000"
-SEGMENT_SUFFIXES: Final = (".log", ".index", ".timeindex")
-DELETE_DIR_SUFFIX: Final = "-delete"
-
-# Log.DeleteDirPattern / FutureDirPattern: `<topic>-<partition>.<uuid>-delete|-future`.
-_RENAMED_DIR = re.compile(r"^(\S+)-(\d+)\.(\S+)-(delete|future)$")
-
-
 class InconsistentBrokerIdException(RuntimeError):
     """kafka.common.InconsistentBrokerIdException: the log directory belongs to another broker."""
 
@@ -41,36 +43,6 @@ class InconsistentBrokerIdException(RuntimeError):
 class InconsistentClusterIdException(RuntimeError):
     """kafka.common.InconsistentClusterIdException: the log directory belongs to another cluster."""
 
-
-def partition_dir_name(partition: TopicPartition) -> str:
-    return f"{partition.topic}-{partition.partition}"
-
-
-def parse_partition_dir_name(name: str) -> TopicPartition | None:
-    """Log.parseTopicPartitionName for a live log directory; None for anything else."""
-    if name.startswith(".") or _RENAMED_DIR.match(name):
-        return None
-    topic, sep, number = name.rpartition("-")
-    if not sep or not topic or not number.isascii() or not number.isdigit():
-        return None
-    return TopicPartition(topic, int(number))
-
-
-def encode_partition_metadata(topic_id: str) -> str:
-    """PartitionMetadataFileFormatter.toFile: two lines, no trailing newline."""
-    return f"version: 0\ntopic_id: {topic_id}"
-
-
-def decode_partition_metadata(text: str) -> str | None:
-    """The topic id, or None if the file is empty or not what Kafka writes."""
-    lines = text.splitlines()
-    if len(lines) < 2:
-        return None
-    version = re.split(r":\s+", lines[0], maxsplit=1)
-    topic_id = re.split(r":\s+", lines[1], maxsplit=1)
-    if len(version) != 2 or version[1].strip() != "0" or len(topic_id) != 2:
-        return None
-    return topic_id[1].strip() or None
 
 
 def _write_atomically(path: str | Path, text: str, *, durable: bool = True) -> None:
@@ -135,7 +107,7 @@ class LogDir:
         self.path.mkdir(parents=True, exist_ok=True)
         self._check_meta_properties(broker_id, cluster_id)
         for child in self.path.iterdir():
-            renamed = _RENAMED_DIR.match(child.name)
+            renamed = RENAMED_DIR.match(child.name)
             if renamed and renamed.group(4) == "delete" and child.is_dir():
                 shutil.rmtree(child, ignore_errors=True)
 
@@ -143,14 +115,7 @@ class LogDir:
         path = self.path / META_PROPERTIES
         if not path.exists():
             return {}
-        props: dict[str, str] = {}
-        for line in path.read_text(encoding="utf-8").splitlines():
-            line = line.strip()
-            if not line or line.startswith(("#", "!")):
-                continue
-            key, _, value = line.partition("=")
-            props[key.strip()] = value.strip()
-        return props
+        return parse_meta_properties(path.read_text(encoding="utf-8"))
 
     def _check_meta_properties(self, broker_id: int, cluster_id: str | None) -> None:
         props = self.read_meta_properties()

@@ -32,7 +32,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kafka_topic_operator.devbroker.log_dirs import LogDir
+from kafka_topic_operator.kafka.log_dir_layout import (
+    META_PROPERTIES,
+    parse_meta_properties,
+    parse_partition_dir_name,
+)
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 ENTRY_KEYS = ("topic", "partition", "sizeBytes")
@@ -238,19 +242,26 @@ def read_log_dir(path: Path) -> tuple[int, dict[TopicPartition, int]]:
     broker's log directory."""
     if not path.is_dir():
         raise SizesError(f"{path}: no such directory")
-    log_dir = LogDir(path)
-    broker = log_dir.read_meta_properties().get("broker.id")
+    try:
+        meta = (path / META_PROPERTIES).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        meta = ""
+    broker = parse_meta_properties(meta).get("broker.id")
     if broker is None or not broker.isdigit():
         raise SizesError(f"{path}: not a broker's log directory (no broker.id in meta.properties)")
     sizes = {}
-    for tp in log_dir.logs():
-        with os.scandir(log_dir.partition_dir(tp)) as files:
-            sizes[tp] = sum(
-                f.stat().st_size
-                for f in files
-                if f.name.endswith(SEGMENT_SUFFIX) and f.is_file(follow_symlinks=False)
-            )
-    return int(broker), sizes
+    with os.scandir(path) as entries:  # d_type: no stat per entry
+        for entry in entries:
+            tp = parse_partition_dir_name(entry.name) if entry.is_dir() else None
+            if tp is None:
+                continue
+            with os.scandir(entry.path) as files:
+                sizes[tp] = sum(
+                    f.stat().st_size
+                    for f in files
+                    if f.name.endswith(SEGMENT_SUFFIX) and f.is_file(follow_symlinks=False)
+                )
+    return int(broker), dict(sorted(sizes.items()))
 
 
 def merge_log_dirs(
