@@ -1,4 +1,4 @@
-"""The log directory: Kafka's names and files, meta.properties checks, and the status file."""
+"""The dev broker's log directory: meta.properties checks, creation, deletion, the status file."""
 
 from __future__ import annotations
 
@@ -11,42 +11,11 @@ from kafka_topic_operator.devbroker.log_dirs import (
     InconsistentBrokerIdException,
     InconsistentClusterIdException,
     LogDir,
-    decode_partition_metadata,
-    encode_partition_metadata,
-    parse_partition_dir_name,
     read_status,
 )
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 T0 = TopicPartition("t", 0)
-
-
-@pytest.mark.parametrize(
-    ("name", "partition"),
-    [
-        ("t-0", TopicPartition("t", 0)),
-        ("my-topic-12", TopicPartition("my-topic", 12)),
-        ("a.b_c-3", TopicPartition("a.b_c", 3)),
-        ("t-0.0123456789abcdef0123456789abcdef-delete", None),
-        ("t-0.0123456789abcdef0123456789abcdef-future", None),
-        (".kto-broker-state.json", None),
-        ("meta.properties", None),
-        ("t-", None),
-        ("-1", None),
-        ("t-x", None),
-    ],
-)
-def test_partition_directory_names(name: str, partition: TopicPartition | None) -> None:
-    assert parse_partition_dir_name(name) == partition
-
-
-def test_partition_metadata_is_kafkas_two_lines() -> None:
-    assert encode_partition_metadata("q1s3mTg9RqSd3Y1y6G3l1w") == (
-        "version: 0\ntopic_id: q1s3mTg9RqSd3Y1y6G3l1w"
-    )
-    assert decode_partition_metadata("version: 0\ntopic_id:   abc\n") == "abc"
-    assert decode_partition_metadata("") is None
-    assert decode_partition_metadata("version: 1\ntopic_id: abc") is None
 
 
 def test_meta_properties_ties_the_directory_to_one_broker(tmp_path: Path) -> None:
