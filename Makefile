@@ -29,16 +29,18 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-$(STAMP): pyproject.toml | system-deps
+# The operator, and its development tools (dev cluster, demo, dev brokers, launchers, the API
+# emulator: a distribution of their own, devtools/, never in the operator's image).
+$(STAMP): pyproject.toml devtools/pyproject.toml | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test]' -e ./devtools
 	touch $@
 
 # Apache Kafka's jars (the version is pinned in apache_kafka/distribution.py), through Maven into
 # .kto/kafka/<version>/libs; Maven keeps its downloads in ~/.m2, so a second run downloads nothing.
 kafka: $(STAMP)
-	$(BIN)/python -m kafka_topic_operator.apache_kafka.distribution
+	$(BIN)/python -m kto_dev.apache_kafka.distribution
 
 setup: system-deps $(STAMP) kafka
 
@@ -56,7 +58,7 @@ test: lint typecheck unit
 
 demo: setup
 	bash scripts/fetch-k8s-binaries.sh
-	$(BIN)/python -m kafka_topic_operator.demo $(DEMO_FLAGS)
+	$(BIN)/python -m kto_dev.demo $(DEMO_FLAGS)
 
 # kafka-utils' kafka-cluster-manager, the small-plan anchor, in an environment of its own: its
 # pinned dependencies clash with the project's.

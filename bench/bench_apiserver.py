@@ -208,9 +208,7 @@ def _describe(t: dict[str, float]) -> str:
 
 def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "operator")}
-    proc, url = start_server(
-        [sys.executable, "-m", "kafka_topic_operator.apiserver", "--port", "0"], env
-    )
+    proc, url = start_server([sys.executable, "-m", "kube_api_emulator", "--port", "0"], env)
     try:
         ours = asyncio.run(run_phases(url, N, with_crd=True, budget=120))
         ours_small = asyncio.run(run_phases(url, N_ANCHOR, with_crd=False, budget=120))

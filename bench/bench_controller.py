@@ -35,7 +35,7 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.admin import NewTopic
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 BATCH = 500
 BROKERS = (0, 1, 2)

@@ -29,7 +29,7 @@ import yaml
 from bench_support import scratch_dir, warm_up
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
+from kto_dev.zookeeper_server import ZooKeeperServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPICS = 1000
@@ -108,7 +108,7 @@ class Cluster:
         self._logs: list[Any] = []
         api_port = free_port()
         kubeconfig = work / "kubeconfig"
-        self._spawn("apiserver", ["kafka_topic_operator.apiserver", "--port", str(api_port),
+        self._spawn("apiserver", ["kube_api_emulator", "--port", str(api_port),
                                   "--kubeconfig", str(kubeconfig)])  # fmt: skip
         self.api = f"http://127.0.0.1:{api_port}"
         wait_for(lambda: request(self.api, "GET", "/version"), "the API emulator")

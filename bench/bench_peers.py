@@ -23,7 +23,7 @@ from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAnd
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 Assignment = dict[tuple[str, int], list[int]]
 

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 if TYPE_CHECKING:
-    from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
     from kafka_topic_operator.zk.client import ZkClient
+    from kto_dev.apache_kafka.cluster import KafkaCluster
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +47,7 @@ def zk(zk_chroot: str) -> Iterator[ZkClient]:
 @pytest.fixture
 def dev_brokers(zk_chroot: str, tmp_path: Path) -> Iterator[None]:
     """Three dev brokers on three racks in the test's chroot, as the dev cluster runs them."""
-    from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
+    from kto_dev.devbroker.broker import BrokerConfig, DevBroker
 
     started = []
     for broker_id in (0, 1, 2):
@@ -68,7 +68,7 @@ def kafka_cluster(
     """Three real Kafka brokers (ids 0, 1, 2 on racks a, b, c) with Kafka's own controller, in a
     chroot of their own, shared by the session's tests: a test that stops a broker starts it
     again, and names its topics uniquely."""
-    from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
+    from kto_dev.apache_kafka.cluster import KafkaCluster
 
     cluster = KafkaCluster(
         f"{zookeeper_server.connect_string}/kafka-{uuid.uuid4().hex[:8]}",
@@ -85,7 +85,7 @@ def fresh_kafka_cluster(
 ) -> Iterator[Callable[..., KafkaCluster]]:
     """Starts real brokers in a new chroot for one test (`fresh_kafka_cluster(size=3, ...)`);
     all are stopped afterwards."""
-    from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
+    from kto_dev.apache_kafka.cluster import KafkaCluster
 
     started: list[KafkaCluster] = []
 

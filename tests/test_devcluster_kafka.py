@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from kto_testing import eventually
 
-from kafka_topic_operator.apache_kafka.broker import alive
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.apache_kafka.broker import alive
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.e2e]
 

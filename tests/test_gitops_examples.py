@@ -13,7 +13,7 @@ import pytest
 import yaml
 from chart_testing import CHART, ROOT, ensure_binaries, kubectl, render
 
-from kafka_topic_operator.apiserver import ApiServer
+from kube_api_emulator import ApiServer
 
 GITOPS = ROOT / "examples" / "gitops"
 REPO_URL = "https://git.example.com/platform/kafka-topic-operator.git"

@@ -57,6 +57,8 @@ def test_the_wheel_installs_into_a_clean_environment_and_kto_runs(tmp_path: Path
         names = z.namelist()
     assert "kafka_topic_operator/py.typed" in names
     assert not [n for n in names if n.startswith(("tests/", "bench/", "operator/"))]
+    # The development tools (dev cluster, dev brokers, launchers, the API emulator) stay out.
+    assert not [n for n in names if n.startswith(("kto_dev/", "kube_api_emulator/", "devtools/"))]
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet"]
@@ -71,3 +73,8 @@ def test_the_wheel_installs_into_a_clean_environment_and_kto_runs(tmp_path: Path
     done = subprocess.run([str(kto), "run"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--zookeeper" in done.stderr
     assert "Traceback" not in done.stderr
+    # A development command without the development tools says what is missing.
+    done = subprocess.run([str(kto), "dev-cluster", "status"], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "kto dev-cluster: error: this needs kto's development tools" in done.stderr

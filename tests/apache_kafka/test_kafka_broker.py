@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from kto_testing import Waiter
 
-from kafka_topic_operator.apache_kafka import distribution
-from kafka_topic_operator.apache_kafka.broker import (
+from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.apache_kafka import distribution
+from kto_dev.apache_kafka.broker import (
     BrokerSpec,
     KafkaBroker,
     KafkaBrokerError,
@@ -20,9 +21,8 @@ from kafka_topic_operator.apache_kafka.broker import (
     server_properties,
     startup_failure,
 )
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
-from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
+from kto_dev.apache_kafka.cluster import KafkaCluster
+from kto_dev.zookeeper_server import ZooKeeperServer, free_port
 
 
 def spec(tmp_path: Path, zookeeper: str = "127.0.0.1:1/kafka", **fields: object) -> BrokerSpec:
@@ -142,7 +142,7 @@ def test_brokers_register_answer_metadata_and_stop_as_kafkas_do(
 
 
 def test_group_members_as_kafkas_consumer_group_command_prints_them() -> None:
-    from kafka_topic_operator.apache_kafka.tools import parse_group_members
+    from kto_dev.apache_kafka.tools import parse_group_members
 
     output = (
         "\nGROUP   CONSUMER-ID        HOST        CLIENT-ID  #PARTITIONS  ASSIGNMENT\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.apiserver import ApiServer, Cluster
+from kube_api_emulator import ApiServer, Cluster
 
 from .helpers import BIN_DIR, CRD_PATH, ROOT, Http, Kubectl, topic_crd
 

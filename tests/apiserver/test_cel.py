@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kafka_topic_operator.apiserver.cel import compile_schema, validate_rules
+from kube_api_emulator.cel import compile_schema, validate_rules
 
 
 def schema_with(rules: list[dict[str, Any]], **prop: Any) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafka_topic_operator.apiserver import errors as fe
+from kube_api_emulator import errors as fe
 
 
 def test_invalid_value_prints_numbers_bare_and_strings_quoted() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.apiserver import ApiServer
+from kube_api_emulator import ApiServer
 
 from .helpers import CRD_PATH, ROOT, TOPICS, Http, topic, topic_crd
 
@@ -284,7 +284,7 @@ def run_entry_point(port_file: Path, state: Path) -> tuple[subprocess.Popen[str]
         [
             sys.executable,
             "-m",
-            "kafka_topic_operator.apiserver",
+            "kube_api_emulator",
             "--port",
             "0",
             "--state-file",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafka_topic_operator.apiserver import ApiServer
+from kube_api_emulator import ApiServer
 
 from .helpers import TOPICS, Http, Kubectl, eventually, topic, topic_crd
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_topic_operator.apiserver.patch import (
+from kube_api_emulator.patch import (
     PatchError,
     deep_copy,
     json_patch,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_topic_operator.apiserver.protobuf import MAGIC, ProtobufError, decode
+from kube_api_emulator.protobuf import MAGIC, ProtobufError, decode
 
 
 def varint(n: int) -> bytes:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kafka_topic_operator.apiserver.schema import apply_defaults, prune, validate
+from kube_api_emulator.schema import apply_defaults, prune, validate
 
 SPEC: dict[str, Any] = {
     "type": "object",

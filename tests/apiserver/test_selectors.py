@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_topic_operator.apiserver.errors import ApiError
-from kafka_topic_operator.apiserver.selectors import (
+from kube_api_emulator.errors import ApiError
+from kube_api_emulator.selectors import (
     exact_name,
     fields_match,
     labels_match,

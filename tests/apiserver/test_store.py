@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_topic_operator.apiserver import Cluster
-from kafka_topic_operator.apiserver.errors import ApiError
-from kafka_topic_operator.apiserver.store import Store
-from kafka_topic_operator.apiserver.watch import Watcher
+from kube_api_emulator import Cluster
+from kube_api_emulator.errors import ApiError
+from kube_api_emulator.store import Store
+from kube_api_emulator.watch import Watcher
 
 from .helpers import topic
 

@@ -20,7 +20,7 @@ import pytest
 from chart_testing import CHART, HELM, NAMESPACE, ROOT, ensure_binaries, kubectl
 from kto_testing import eventually
 
-from kafka_topic_operator.apiserver import ApiServer
+from kube_api_emulator import ApiServer
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
 

@@ -16,14 +16,14 @@ from kafka_topic_operator.controller.kafka_controller import ControllerConfig, K
 from kafka_topic_operator.controller.partition_state_machine import PartitionStateMachine
 from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMachine
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
-from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.devbroker.broker import BrokerConfig, DevBroker
+from kto_dev.devbroker.log_dirs import LogDir
 
 CONTROLLER_ID = 5
 CONTROLLER_EPOCH = 50

@@ -17,7 +17,7 @@ from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAnd
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
 
@@ -56,7 +56,7 @@ class Processes:
     def broker(self, broker_id: int) -> subprocess.Popen[bytes]:
         return self._start(
             f"broker-{broker_id}",
-            ["kafka_topic_operator.devbroker", "--zookeeper", self.connect,
+            ["kto_dev.devbroker", "--zookeeper", self.connect,
              "--id", str(broker_id), "--log-dir", str(self.log_dir(broker_id)),
              "--session-timeout", SESSION_TIMEOUT, "--controlled-shutdown-retry-backoff-ms", "200"],
         )  # fmt: skip

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from kafka_topic_operator.apiserver import Cluster
+from kube_api_emulator import Cluster
 
 CRDS = Path(__file__).resolve().parents[2] / "crds"
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from kafka_topic_operator.apiserver import Cluster
-from kafka_topic_operator.apiserver.errors import ApiError
-from kafka_topic_operator.apiserver.resources import ResourceInfo
-from kafka_topic_operator.apiserver.tables import cells, column_definitions
 from kafka_topic_operator.rebalance.result import BrokerLoad, OptimizationResult
 from kafka_topic_operator.rebalance.spec import InvalidRebalanceSpec, rebalance_spec
+from kube_api_emulator import Cluster
+from kube_api_emulator.errors import ApiError
+from kube_api_emulator.resources import ResourceInfo
+from kube_api_emulator.tables import cells, column_definitions
 
 from .conftest import cluster_with
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kafka_topic_operator.apiserver import Cluster
-from kafka_topic_operator.apiserver.errors import ApiError
-from kafka_topic_operator.apiserver.resources import ResourceInfo
+from kube_api_emulator import Cluster
+from kube_api_emulator.errors import ApiError
+from kube_api_emulator.resources import ResourceInfo
 
 from .conftest import cluster_with
 

@@ -22,13 +22,13 @@ from kafka_topic_operator.broker_channel import (
     StopReplicaResponse,
     UpdateMetadataRequest,
 )
-from kafka_topic_operator.devbroker.broker import BrokerConfig, BrokerRegistrationError, DevBroker
-from kafka_topic_operator.devbroker.log_dirs import read_status
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Create, ZkClient
+from kto_dev.devbroker.broker import BrokerConfig, BrokerRegistrationError, DevBroker
+from kto_dev.devbroker.log_dirs import read_status
 
 from .conftest import PlayedController, Waiter
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.devbroker.cli import build_parser, config_from_args, main
-from kafka_topic_operator.zk.server import free_port
+from kto_dev.devbroker.cli import build_parser, config_from_args, main
+from kto_dev.zookeeper_server import free_port
 
 
 @pytest.mark.parametrize(

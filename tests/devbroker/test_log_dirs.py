@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.devbroker.log_dirs import (
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kto_dev.devbroker.log_dirs import (
     InconsistentBrokerIdException,
     InconsistentClusterIdException,
     LogDir,
     read_status,
 )
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 T0 = TopicPartition("t", 0)
 

@@ -1,4 +1,4 @@
-"""The dev broker as a real process (`python -m kafka_topic_operator.devbroker`): SIGTERM runs a
+"""The dev broker as a real process (`python -m kto_dev.devbroker`): SIGTERM runs a
 controlled shutdown against a test-played controller, SIGKILL leaves the registration to expire
 with the session, and a second broker with a live id is refused."""
 
@@ -50,7 +50,7 @@ def command(zk_chroot: str, broker_id: int, log_dir: Path, *extra: str) -> list[
     return [
         sys.executable,
         "-m",
-        "kafka_topic_operator.devbroker",
+        "kto_dev.devbroker",
         "--zookeeper",
         zk_chroot,
         "--id",

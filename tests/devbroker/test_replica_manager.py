@@ -18,11 +18,11 @@ from kafka_topic_operator.broker_channel import (
     UpdateMetadataPartitionState,
     UpdateMetadataRequest,
 )
-from kafka_topic_operator.devbroker import log_dirs
-from kafka_topic_operator.devbroker.log_dirs import LogDir
-from kafka_topic_operator.devbroker.replica_manager import ReplicaManager, Role
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kto_dev.devbroker import log_dirs
+from kto_dev.devbroker.log_dirs import LogDir
+from kto_dev.devbroker.replica_manager import ReplicaManager, Role
 
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from kafka_topic_operator.apache_kafka.broker import KafkaBroker
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
-from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.apache_kafka.broker import KafkaBroker
+from kto_dev.apache_kafka.cluster import KafkaCluster
+from kto_dev.devbroker.broker import BrokerConfig, DevBroker
 
 BROKERS = (0, 1, 2)
 RACKS = {0: "a", 1: "b", 2: "c"}

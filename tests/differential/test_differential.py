@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kto_testing import new_chroot
 
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 from . import scenario
 from .backends import Backend, KafkaBackend, TwinBackend

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafka_topic_operator.apiserver import ApiServer
+from kube_api_emulator import ApiServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -25,11 +25,11 @@ import pytest
 import yaml
 from kto_testing import eventually
 
-from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kto_dev.zookeeper_server import ZooKeeperServer
+from kube_api_emulator import ApiServer
 
 from .test_operator import GROUP, PLURAL, ROOT, VERSION, Setup
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.k8s import claims as claims_module
 from kafka_topic_operator.k8s.claims import list_claims
+from kube_api_emulator import ApiServer
 
 from .conftest import install_crd
 

@@ -21,12 +21,12 @@ import pytest
 import yaml
 from kto_testing import eventually
 
-from kafka_topic_operator.apiserver import ApiServer
-from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.devbroker.broker import BrokerConfig, DevBroker
+from kube_api_emulator import ApiServer
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
 
@@ -477,7 +477,7 @@ def test_an_existing_topic_is_adopted_only_as_it_is(setup: Setup) -> None:
 
 
 def test_zookeeper_down_is_reported_and_recovered_from(tmp_path: Path) -> None:
-    from kafka_topic_operator.zk.server import ZooKeeperServer
+    from kto_dev.zookeeper_server import ZooKeeperServer
 
     with (
         ZooKeeperServer(tmp_path / "zk") as server,
@@ -515,7 +515,7 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
     are applied: each says ZooKeeperUnavailable within the retry time, liveness stays healthy
     and answers, readiness says the outage, and once ZooKeeper answers again every resource is
     Ready without waiting out a retry delay."""
-    from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
+    from kto_dev.zookeeper_server import ZooKeeperServer, free_port
 
     liveness = f"http://127.0.0.1:{free_port()}/healthz"
     readiness = f"http://127.0.0.1:{free_port()}/readyz"
@@ -604,7 +604,7 @@ def test_kill_9_during_bulk_creation_and_deletion_converges(setup: Setup) -> Non
 def test_metrics_count_topics_by_reason(zk_chroot: str, tmp_path: Path) -> None:
     import urllib.request
 
-    from kafka_topic_operator.zk.server import free_port
+    from kto_dev.zookeeper_server import free_port
 
     port = free_port()
     with running(zk_chroot, tmp_path, "--metrics-port", str(port)) as setup:

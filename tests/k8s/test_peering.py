@@ -13,7 +13,7 @@ import pytest
 import yaml
 from kto_testing import eventually
 
-from kafka_topic_operator.apiserver import ApiServer
+from kube_api_emulator import ApiServer
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
 

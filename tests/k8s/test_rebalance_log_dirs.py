@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.k8s import rebalance_handlers
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.sizes import SizesError
 from kafka_topic_operator.rebalance.spec import rebalance_spec
+from kto_dev.devbroker.log_dirs import LogDir
 
 A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
 COUNTS = rebalance_spec({})

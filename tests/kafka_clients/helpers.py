@@ -7,10 +7,10 @@ import uuid
 from confluent_kafka.admin import AdminClient
 from kto_testing import eventually
 
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
 from kafka_topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
 from kafka_topic_operator.zk import admin
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.apache_kafka.cluster import KafkaCluster
 
 
 def unique(prefix: str) -> str:

@@ -17,11 +17,11 @@ from confluent_kafka.admin import (
 )
 from kto_testing import eventually
 
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
 from kafka_topic_operator.kafka.configs import TOPIC_CONFIGS, normalize_topic_config
 from kafka_topic_operator.kafka.errors import InvalidConfigurationException
 from kafka_topic_operator.zk import admin
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.apache_kafka.cluster import KafkaCluster
 
 from .helpers import create_topic_through_zookeeper, unique
 

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from kto_testing import eventually
 
-from kafka_topic_operator.apache_kafka import tools
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
 from kafka_topic_operator.cli import main as kto
 from kafka_topic_operator.kafka.assignors import Strategy, assign
 from kafka_topic_operator.kafka.partitioner import partition_for_key
+from kto_dev.apache_kafka import tools
+from kto_dev.apache_kafka.cluster import KafkaCluster
 
 from .helpers import create_topic_through_zookeeper, unique
 

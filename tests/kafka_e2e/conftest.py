@@ -16,9 +16,9 @@ import pytest
 import yaml
 from kto_testing import eventually
 
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
-from kafka_topic_operator.apiserver import ApiServer
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.apache_kafka.cluster import KafkaCluster
+from kube_api_emulator import ApiServer
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP, VERSION = "kto.dev", "v1"

@@ -7,7 +7,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
+from kto_dev.apache_kafka.cluster import KafkaCluster
 
 REQUEST_TIMEOUT = 10.0
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from kto_testing import eventually
 
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
 from kafka_topic_operator.zk import admin, znodes
+from kto_dev.apache_kafka.cluster import KafkaCluster
 
 from .conftest import GROUP, REBALANCES, VERSION, Operator, operating
 from .kafka_client import describe_configs, metadata

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from kto_testing import Waiter, eventually
 
-from kafka_topic_operator.apache_kafka.cluster import KafkaCluster
-from kafka_topic_operator.apache_kafka.distribution import KAFKA_VERSION, require_libs
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
+from kto_dev.apache_kafka.cluster import KafkaCluster
+from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
 
 from .conftest import Operator
 from .kafka_client import (

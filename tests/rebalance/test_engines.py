@@ -17,8 +17,6 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from kafka_topic_operator.apiserver import Cluster
-from kafka_topic_operator.apiserver.errors import ApiError
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import engines, job
 from kafka_topic_operator.rebalance.engines import (
@@ -35,6 +33,8 @@ from kafka_topic_operator.rebalance.engines import (
     spark_memory,
 )
 from kafka_topic_operator.rebalance.spec import EngineType, RebalanceSpec, rebalance_spec
+from kube_api_emulator import Cluster
+from kube_api_emulator.errors import ApiError
 
 ROOT = Path(__file__).resolve().parents[2]
 REBALANCE_CRD = ROOT / "crds" / "kafkarebalances.yaml"

@@ -12,13 +12,13 @@ import pytest
 from kto_testing import Waiter, eventually
 
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
-from kafka_topic_operator.devbroker.broker import BrokerConfig, DevBroker
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import execution as ex
 from kafka_topic_operator.rebalance.executor import Executor, Report, read_now
 from kafka_topic_operator.rebalance.result import PartitionMove
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
+from kto_dev.devbroker.broker import BrokerConfig, DevBroker
 
 pytestmark = [pytest.mark.zookeeper]
 

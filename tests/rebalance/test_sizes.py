@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import sizes as sizes_module
 from kafka_topic_operator.rebalance.sizes import (
@@ -27,6 +26,7 @@ from kafka_topic_operator.rebalance.sizes import (
     read_sizes_document,
     sizes_from_documents,
 )
+from kto_dev.devbroker.log_dirs import LogDir
 
 A0, A1, B0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b-c", 0)
 

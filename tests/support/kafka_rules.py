@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from kafka_topic_operator.apache_kafka.broker import java_executable
-from kafka_topic_operator.apache_kafka.distribution import KAFKA_VERSION, require_libs
+from kto_dev.apache_kafka.broker import java_executable
+from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
 
 SOURCE = Path(__file__).with_name("KafkaRules.java")
 

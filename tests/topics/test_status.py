@@ -8,7 +8,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_topic_operator.apiserver.patch import merge_patch
 from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
@@ -24,6 +23,7 @@ from kafka_topic_operator.topics.status import (
     topic_status,
     with_transition_times,
 )
+from kube_api_emulator.patch import merge_patch
 
 
 def broker(b: int) -> BrokerInfo:

@@ -16,7 +16,7 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.server import ZooKeeperServer, free_port
+from kto_dev.zookeeper_server import ZooKeeperServer, free_port
 
 pytestmark = pytest.mark.zookeeper
 

@@ -186,7 +186,7 @@ def test_a_fence_of_a_session_waits_out_a_dropped_connection(tmp_path: Path) -> 
     """A write fenced by the session it was planned in goes through once the connection is
     back in the same session (ZooKeeper restarted: sessions survive), and is refused in
     another session."""
-    from kafka_topic_operator.zk.server import ZooKeeperServer
+    from kto_dev.zookeeper_server import ZooKeeperServer
 
     with ZooKeeperServer(tmp_path / "zk") as server:
         zk = ZkClient(server.connect_string, session_timeout=10.0)
@@ -253,7 +253,7 @@ def test_credentials_never_show_the_password() -> None:
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
-    from kafka_topic_operator.zk.server import free_port
+    from kto_dev.zookeeper_server import free_port
 
     client = ZkClient(f"127.0.0.1:{free_port()}")
     with pytest.raises(ZkConnectionError, match="cannot connect to ZooKeeper"):

@@ -26,7 +26,7 @@ from kafka_topic_operator.zk.credential_flags import (
     add_zookeeper_auth_arguments,
     zookeeper_credentials,
 )
-from kafka_topic_operator.zk.server import ZooKeeperServer
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 pytestmark = pytest.mark.zookeeper
 

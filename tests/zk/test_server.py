@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_topic_operator.zk.server import ZooKeeperServer, four_letter_word
+from kto_dev.zookeeper_server import ZooKeeperServer, four_letter_word
 
 pytestmark = pytest.mark.zookeeper
 

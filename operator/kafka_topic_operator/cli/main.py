@@ -13,6 +13,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 
 from kafka_topic_operator import __version__
 from kafka_topic_operator.cli import describe
@@ -22,6 +23,10 @@ from kafka_topic_operator.process.argparsing import RaisingParser, UsageError
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
+# Commands the development tools (a distribution of their own, not in the operator's image)
+# provide under this entry-point group: the dev cluster and the stand-in broker.
+DEVELOPMENT_COMMANDS = ("dev-broker", "dev-cluster")
+ENTRY_POINT_GROUP = "kto.commands"
 COMMANDS = (
     "assign",
     "partition-for",
@@ -70,6 +75,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _development_command(name: str, argv: list[str]) -> int:
+    found = entry_points(group=ENTRY_POINT_GROUP, name=name)
+    if not found:
+        print(
+            f"kto {name}: error: this needs kto's development tools, which the operator's image "
+            "leaves out; in a clone of the project, `make setup` installs them",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    command: Callable[[list[str]], int] = next(iter(found)).load()
+    return command(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # The ZooKeeper client's connection chatter never reaches the terminal of a short command;
     # the long-running ones (run, controller, dev-broker) log its warnings in their own format.
@@ -80,14 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     command = f"kto {words[0]}" if words and words[0] in COMMANDS else "kto"
-    if words and words[0] == "dev-broker":
-        from kafka_topic_operator.devbroker.cli import main as dev_broker
-
-        return dev_broker(words[1:])
-    if words and words[0] == "dev-cluster":
-        from kafka_topic_operator.devcluster import main as dev_cluster
-
-        return dev_cluster(words[1:])
+    if words and words[0] in DEVELOPMENT_COMMANDS:
+        return _development_command(words[0], words[1:])
     if words and words[0] == "run":
         from kafka_topic_operator.k8s.cli import main as run_operator
 

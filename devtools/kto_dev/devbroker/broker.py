@@ -40,8 +40,6 @@ from kafka_topic_operator.broker_channel import (
     responses_path,
     shutting_down_path,
 )
-from kafka_topic_operator.devbroker.log_dirs import LogDir
-from kafka_topic_operator.devbroker.replica_manager import IsrExpansion, ReplicaManager
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
@@ -58,6 +56,8 @@ from kafka_topic_operator.zk.client import (
     ZkCredentials,
 )
 from kafka_topic_operator.zk.znodes import ZNodeDataError
+from kto_dev.devbroker.log_dirs import LogDir
+from kto_dev.devbroker.replica_manager import IsrExpansion, ReplicaManager
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_topic_operator.apache_kafka.distribution import (
+from kto_dev.apache_kafka.distribution import (
     KAFKA_VERSION,
     KafkaDistributionError,
     require_libs,

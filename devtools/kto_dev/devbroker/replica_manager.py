@@ -28,7 +28,6 @@ from kafka_topic_operator.broker_channel import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
-from kafka_topic_operator.devbroker.log_dirs import LogDir
 from kafka_topic_operator.kafka.ids import ZERO_UUID
 from kafka_topic_operator.kafka.leader_and_isr import (
     EPOCH_DURING_DELETE,
@@ -39,6 +38,7 @@ from kafka_topic_operator.kafka.leader_and_isr import (
     LeaderRecoveryState,
 )
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kto_dev.devbroker.log_dirs import LogDir
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from kafka_topic_operator.apache_kafka.broker import BrokerSpec, KafkaBroker, KafkaBrokerError
-from kafka_topic_operator.zk.server import free_port
+from kto_dev.apache_kafka.broker import BrokerSpec, KafkaBroker, KafkaBrokerError
+from kto_dev.zookeeper_server import free_port
 
 RACKS = ("a", "b", "c")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafka_topic_operator.apache_kafka.broker import java_executable
-from kafka_topic_operator.apache_kafka.distribution import KAFKA_VERSION, require_libs
+from kto_dev.apache_kafka.broker import java_executable
+from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
 
 CONSOLE_PRODUCER = "kafka.tools.ConsoleProducer"  # still in core (Scala) in 3.9
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from kafka_topic_operator import devcluster
 from kafka_topic_operator.cli import main as kto
 from kafka_topic_operator.kafka.partitioner import partition_for_key
+from kto_dev import cluster as devcluster
 
 if TYPE_CHECKING:
     from confluent_kafka import Message
@@ -242,7 +242,7 @@ def cluster(down: bool, kafka: bool = True) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafka_topic_operator.demo")
+    parser = argparse.ArgumentParser(prog="python -m kto_dev.demo")
     parser.add_argument("--down", action="store_true", help="stop the dev cluster at the end")
     parser.add_argument("--tour-only", action="store_true", help="only the kto previews")
     parser.add_argument(

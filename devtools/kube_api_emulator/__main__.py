@@ -1,4 +1,4 @@
-"""Entry point: `python -m kafka_topic_operator.apiserver --port N [--state-file F]`."""
+"""Entry point: `python -m kube_api_emulator --port N [--state-file F]`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .watch import DEFAULT_RING_CAPACITY
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m kafka_topic_operator.apiserver",
+        prog="python -m kube_api_emulator",
         description="A Kubernetes API server emulator on 127.0.0.1 (plain HTTP).",
     )
     parser.add_argument("--port", type=int, default=8001, help="port to listen on (0: any)")

@@ -7,7 +7,7 @@ configuration is honoured. `mvn dependency:copy-dependencies` on a small pom cop
 the local Maven repository (`~/.m2`), which keeps every download for later runs; the copy itself
 is skipped when the folder is already complete.
 
-`python -m kafka_topic_operator.apache_kafka.distribution` fetches and prints the folder.
+`python -m kto_dev.apache_kafka.distribution` fetches and prints the folder.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def require_libs(version: str = KAFKA_VERSION) -> Path:
     if not is_complete(libs):
         raise KafkaDistributionError(
             f"Kafka {version} jars not found in {libs}: run `make setup` "
-            "(or python -m kafka_topic_operator.apache_kafka.distribution)"
+            "(or python -m kto_dev.apache_kafka.distribution)"
         )
     return libs
 

@@ -14,15 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from kafka_topic_operator.devbroker.broker import (
-    BrokerConfig,
-    BrokerRegistrationError,
-    DevBroker,
-)
-from kafka_topic_operator.devbroker.log_dirs import (
-    InconsistentBrokerIdException,
-    InconsistentClusterIdException,
-)
 from kafka_topic_operator.process.argparsing import (
     RaisingParser,
     UsageError,
@@ -37,6 +28,15 @@ from kafka_topic_operator.zk.credential_flags import (
     zookeeper_credentials,
 )
 from kafka_topic_operator.zk.znodes import ZNodeDataError
+from kto_dev.devbroker.broker import (
+    BrokerConfig,
+    BrokerRegistrationError,
+    DevBroker,
+)
+from kto_dev.devbroker.log_dirs import (
+    InconsistentBrokerIdException,
+    InconsistentClusterIdException,
+)
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
     tune_garbage_collector()
-    with process_logging(args.log_level):
+    with process_logging(args.log_level, "kto_dev"):
         return _run(DevBroker(config))
 
 

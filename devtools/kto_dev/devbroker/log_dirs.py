@@ -36,13 +36,14 @@ from kafka_topic_operator.kafka.log_dir_layout import (
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 STATUS_FILE: Final = ".kto-broker-state.json"
+
+
 class InconsistentBrokerIdException(RuntimeError):
     """kafka.common.InconsistentBrokerIdException: the log directory belongs to another broker."""
 
 
 class InconsistentClusterIdException(RuntimeError):
     """kafka.common.InconsistentClusterIdException: the log directory belongs to another cluster."""
-
 
 
 def _write_atomically(path: str | Path, text: str, *, durable: bool = True) -> None:

@@ -27,10 +27,10 @@ from typing import Any
 
 import yaml
 
-from kafka_topic_operator.apache_kafka import broker as kafka_broker
-from kafka_topic_operator.apache_kafka.broker import alive
-from kafka_topic_operator.apache_kafka.distribution import KAFKA_VERSION
-from kafka_topic_operator.zk.server import ZooKeeperServer, four_letter_word, free_port
+from kto_dev.apache_kafka import broker as kafka_broker
+from kto_dev.apache_kafka.broker import alive
+from kto_dev.apache_kafka.distribution import KAFKA_VERSION
+from kto_dev.zookeeper_server import ZooKeeperServer, four_letter_word, free_port
 
 CRDS = Path(__file__).resolve().parents[2] / "crds"
 BROKERS = (0, 1, 2)
@@ -140,7 +140,7 @@ def up(directory: Path, kubeconfig: Path, *, kafka: bool = False) -> dict[str, A
         zk = ZooKeeperServer(directory / "zookeeper")
         zk.directory.mkdir(parents=True, exist_ok=True)
         zk.write_config()
-        from kafka_topic_operator.zk.server import zookeeper_home
+        from kto_dev.zookeeper_server import zookeeper_home
 
         zk_log = directory / "zookeeper.log"
         env = {**os.environ, "ZOO_LOG_DIR": str(zk.directory), "ZOO_LOG4J_PROP": "WARN,CONSOLE"}
@@ -181,7 +181,7 @@ def up(directory: Path, kubeconfig: Path, *, kafka: bool = False) -> dict[str, A
         api_port = free_port()
         api_log = directory / "apiserver.log"
         kubeconfig = kubeconfig.resolve()
-        pids.append(_spawn([python, "-m", "kafka_topic_operator.apiserver", "--port",
+        pids.append(_spawn([python, "-m", "kube_api_emulator", "--port",
                             str(api_port), "--state-file", str(directory / "apiserver.json"),
                             "--kubeconfig", str(kubeconfig)], api_log))  # fmt: skip
         api = f"http://127.0.0.1:{api_port}"
