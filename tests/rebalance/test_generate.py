@@ -9,8 +9,8 @@ from kafka_topic_operator.kafka.assignment import default_random as seeded
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.generate import generate
 from kafka_topic_operator.rebalance.model import ClusterModel, moves
-from kafka_topic_operator.rebalance.reference_planner import PlanRequest, plan
-from kafka_topic_operator.rebalance.samples import grown_cluster
+from kto_dev.yardsticks.reference_planner import PlanRequest, plan
+from kto_dev.yardsticks.samples import grown_cluster
 
 
 def grown(seed: int, old: int, new: int) -> ClusterModel:

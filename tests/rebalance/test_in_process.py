@@ -17,7 +17,7 @@ from kafka_topic_operator.rebalance.bounds import spread
 from kafka_topic_operator.rebalance.in_process import plan_in_process
 from kafka_topic_operator.rebalance.model import ClusterModel
 from kafka_topic_operator.rebalance.plan_cli import drain_text
-from kafka_topic_operator.rebalance.samples import grown_cluster
+from kto_dev.yardsticks.samples import grown_cluster
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),

@@ -18,8 +18,8 @@ from kafka_topic_operator.rebalance import job
 from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
 from kafka_topic_operator.rebalance.model import ClusterModel
 from kafka_topic_operator.rebalance.result import broker_bytes
-from kafka_topic_operator.rebalance.samples import grown_cluster
 from kafka_topic_operator.rebalance.spark_session import session_conf
+from kto_dev.yardsticks.samples import grown_cluster
 
 pytestmark = [
     pytest.mark.spark,

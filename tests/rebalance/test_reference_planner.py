@@ -13,8 +13,8 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
 from kafka_topic_operator.rebalance.exact import fewest_moves
 from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack, moves
-from kafka_topic_operator.rebalance.reference_planner import LEADERS_UNEVEN, PlanRequest, plan
-from kafka_topic_operator.rebalance.samples import grown_cluster
+from kto_dev.yardsticks.reference_planner import LEADERS_UNEVEN, PlanRequest, plan
+from kto_dev.yardsticks.samples import grown_cluster
 
 
 def test_the_lower_bound_of_kip_6s_example() -> None:

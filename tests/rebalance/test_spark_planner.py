@@ -11,8 +11,8 @@ import pytest
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread, targets
 from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack, moves
-from kafka_topic_operator.rebalance.samples import grown_cluster
 from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
+from kto_dev.yardsticks.samples import grown_cluster
 
 # PySpark leaves its Python-JVM sockets to the garbage collector (collected after each Spark
 # test by conftest.py): their warnings are PySpark's, not this project's.

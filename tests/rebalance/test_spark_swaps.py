@@ -27,10 +27,10 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.goals import DISK_USAGE_DISTRIBUTION as DISK
 from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
 from kafka_topic_operator.rebalance.model import ClusterModel
-from kafka_topic_operator.rebalance.reference_planner import PlanRequest, plan
 from kafka_topic_operator.rebalance.spark_planner import plan_counts
 from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage
 from kafka_topic_operator.rebalance.topic_spread import spread_topics
+from kto_dev.yardsticks.reference_planner import PlanRequest, plan
 
 pytestmark = [
     pytest.mark.spark,

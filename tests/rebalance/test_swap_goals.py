@@ -38,7 +38,7 @@ from kafka_topic_operator.rebalance.goals import (
     topic_count_ok,
 )
 from kafka_topic_operator.rebalance.model import ClusterModel
-from kafka_topic_operator.rebalance.reference_planner import Plan, PlanRequest, plan
+from kto_dev.yardsticks.reference_planner import Plan, PlanRequest, plan
 
 # The rules
 

@@ -25,8 +25,8 @@ from kafka_topic_operator.rebalance.exact import balance_replicas
 from kafka_topic_operator.rebalance.goals import DISK_USAGE_DISTRIBUTION as DISK
 from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
 from kafka_topic_operator.rebalance.model import ClusterModel
-from kafka_topic_operator.rebalance.samples import grown_cluster
 from kafka_topic_operator.rebalance.topic_spread import Spread, spread_topics
+from kto_dev.yardsticks.samples import grown_cluster
 
 Case = tuple[ClusterModel, tuple[int, ...], Sizes | None, str | None, tuple[int, ...] | None]
 

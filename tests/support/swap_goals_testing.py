@@ -19,7 +19,7 @@ from kafka_topic_operator.rebalance.goals import (
     topic_band,
 )
 from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack
-from kafka_topic_operator.rebalance.samples import grown_cluster
+from kto_dev.yardsticks.samples import grown_cluster
 
 Assignment = Mapping[TopicPartition, tuple[int, ...]]
 Sizes = Mapping[TopicPartition, int]

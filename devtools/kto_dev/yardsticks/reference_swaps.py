@@ -15,7 +15,6 @@ import bisect
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.goals import (
@@ -29,13 +28,11 @@ from kafka_topic_operator.rebalance.goals import (
     topic_count_ok,
 )
 from kafka_topic_operator.rebalance.topic_spread import spread_topics
-
-if TYPE_CHECKING:
-    from kafka_topic_operator.rebalance.reference_planner import _State
+from kto_dev.yardsticks.reference_state import PlannerState
 
 
 def swap_goals(
-    state: _State,
+    state: PlannerState,
     movable: set[TopicPartition],
     goals: Sequence[str],
     sizes: Mapping[TopicPartition, int] | None,
@@ -61,7 +58,7 @@ def swap_goals(
 class _Topics:
     """Each topic's replica count per eligible broker, and its band."""
 
-    def __init__(self, state: _State) -> None:
+    def __init__(self, state: PlannerState) -> None:
         eligible = set(state.eligible)
         self.counts: dict[str, Counter[int]] = {}
         for tp, replicas in state.assignment.items():
@@ -89,7 +86,7 @@ class _Topics:
 class _Disk:
     """Bytes per eligible broker."""
 
-    def __init__(self, state: _State, sizes: Mapping[TopicPartition, int]) -> None:
+    def __init__(self, state: PlannerState, sizes: Mapping[TopicPartition, int]) -> None:
         self.sizes = sizes
         self.eligible = state.eligible
         self.loads = Counter({b: 0 for b in state.eligible})
@@ -111,13 +108,13 @@ class _Disk:
         self.loads[y] += delta
 
 
-def _swap(state: _State, a: TopicPartition, x: int, b: TopicPartition, y: int) -> None:
+def _swap(state: PlannerState, a: TopicPartition, x: int, b: TopicPartition, y: int) -> None:
     state.move(a, x, y)
     state.move(b, y, x)
 
 
 def balance_topics(
-    state: _State, movable: set[TopicPartition], sizes: Mapping[TopicPartition, int] | None
+    state: PlannerState, movable: set[TopicPartition], sizes: Mapping[TopicPartition, int] | None
 ) -> list[str]:
     """Each topic's count per broker into its band (`topic_spread`, as every engine plans it);
     `sizes` when DiskUsageDistribution came first and guards its band."""
@@ -135,7 +132,7 @@ def balance_topics(
 
 
 def balance_disk(
-    state: _State, movable: set[TopicPartition], disk: _Disk, topics: _Topics | None
+    state: PlannerState, movable: set[TopicPartition], disk: _Disk, topics: _Topics | None
 ) -> list[str]:
     """Bytes per broker into the band around the mean: a heavier replica from a broker above the
     mean for a lighter one from a broker below it, the difference at most what brings either
@@ -153,7 +150,7 @@ def balance_disk(
 
 
 def _disk_swap(
-    state: _State, movable: set[TopicPartition], disk: _Disk, topics: _Topics | None
+    state: PlannerState, movable: set[TopicPartition], disk: _Disk, topics: _Topics | None
 ) -> tuple[TopicPartition, int, TopicPartition, int] | None:
     """The swap moving the most bytes (up to what the pair may move) between the heaviest
     broker and the lightest one it can swap with, at least one of them outside the band."""
@@ -179,7 +176,7 @@ def _in_band(load: int, total: int, brokers: int) -> bool:
 
 
 def _best_pair(
-    state: _State,
+    state: PlannerState,
     movable: set[TopicPartition],
     disk: _Disk,
     topics: _Topics | None,
