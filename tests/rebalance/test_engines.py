@@ -32,6 +32,7 @@ from kafka_topic_operator.rebalance.engines import (
     spark_application_state,
     spark_memory,
 )
+from kafka_topic_operator.rebalance.planning_io import PlanningInput
 from kafka_topic_operator.rebalance.spec import EngineType, RebalanceSpec, rebalance_spec
 from kube_api_emulator import Cluster
 from kube_api_emulator.errors import ApiError
@@ -148,10 +149,10 @@ def test_the_local_command_runs_the_job_module_under_the_given_python() -> None:
     ]  # fmt: skip
 
 
-def toy_input() -> job.PlanningInput:
+def toy_input() -> PlanningInput:
     """Three brokers, the third empty: the plan moves replicas onto it."""
     assignment = {TopicPartition("orders", p): (p % 2, (p + 1) % 2) for p in range(6)}
-    return job.PlanningInput(assignment, brokers=(0, 1, 2))
+    return PlanningInput(assignment, brokers=(0, 1, 2))
 
 
 @pytest.mark.spark

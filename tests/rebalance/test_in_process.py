@@ -17,6 +17,7 @@ from kafka_topic_operator.rebalance.bounds import spread
 from kafka_topic_operator.rebalance.in_process import plan_in_process
 from kafka_topic_operator.rebalance.model import ClusterModel
 from kafka_topic_operator.rebalance.plan_cli import drain_text
+from kafka_topic_operator.rebalance.planning_io import PlanningInput, ProposalFailed
 from kto_dev.yardsticks.samples import grown_cluster
 
 pytestmark = [
@@ -25,7 +26,7 @@ pytestmark = [
 ]
 
 
-def random_request(seed: int) -> job.PlanningInput:
+def random_request(seed: int) -> PlanningInput:
     """A grown cluster, with racks or not, perhaps a drain, excluded topics or add-brokers,
     perhaps TopicReplicaDistribution."""
     rng = random.Random(seed)
@@ -35,16 +36,16 @@ def random_request(seed: int) -> job.PlanningInput:
     racks = {b: "abc"[b % 3] for b in brokers} if rng.random() < 0.5 else {}
     kind = rng.choice(["full", "drain", "excluded", "add"])
     assignment = dict(model.assignment)  # with racks, some partitions crowd one to begin with
-    request = job.PlanningInput(assignment, brokers, racks=racks)
+    request = PlanningInput(assignment, brokers, racks=racks)
     if kind == "drain":
         gone = rng.choice(brokers[:old])
-        request = job.PlanningInput(assignment, tuple(b for b in brokers if b != gone), racks,
-                                    removed=(gone,))  # fmt: skip
+        request = PlanningInput(assignment, tuple(b for b in brokers if b != gone), racks,
+                                removed=(gone,))  # fmt: skip
     elif kind == "excluded":
         topic = sorted({tp.topic for tp in assignment})[0]
-        request = job.PlanningInput(assignment, brokers, racks, excluded_topics=topic)
+        request = PlanningInput(assignment, brokers, racks, excluded_topics=topic)
     elif kind == "add" and new:
-        request = job.PlanningInput(assignment, brokers, racks, receivers=brokers[old:])
+        request = PlanningInput(assignment, brokers, racks, receivers=brokers[old:])
     if rng.random() < 0.5:
         request = dataclasses.replace(request, swap_goals=("TopicReplicaDistribution",))
     return request
@@ -56,8 +57,8 @@ def test_the_plan_without_spark_is_the_spark_jobs(spark: Any, tmp_path: Path, se
     request = random_request(seed)
     try:
         alone = plan_in_process(request)
-    except job.ProposalFailed as refused:  # an impossible drain: refused alike
-        with pytest.raises(job.ProposalFailed) as on_spark_too:
+    except ProposalFailed as refused:  # an impossible drain: refused alike
+        with pytest.raises(ProposalFailed) as on_spark_too:
             job.plan(spark, request, tmp_path)
         assert str(on_spark_too.value) == str(refused)
         return
@@ -76,7 +77,7 @@ def test_above_the_limit_the_spark_rounds_plan_and_the_driver_declines(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = grown_cluster(3, 5, 2, topics=(2, 6), partitions=(1, 10))[0]
-    request = job.PlanningInput(dict(model.assignment), tuple(range(7)))
+    request = PlanningInput(dict(model.assignment), tuple(range(7)))
     monkeypatch.setattr(exact, "EXACT_LIMIT", 10)
     assert plan_in_process(request) is None
     output = job.plan(spark, request, tmp_path)
@@ -91,19 +92,19 @@ def test_disk_balance_always_goes_to_spark() -> None:
         ("DiskUsageDistribution",),
         ("TopicReplicaDistribution", "DiskUsageDistribution"),
     ]:
-        request = job.PlanningInput(assignment, (0, 1, 2), swap_goals=goals, sizes=sizes)
+        request = PlanningInput(assignment, (0, 1, 2), swap_goals=goals, sizes=sizes)
         assert plan_in_process(request) is None
 
 
 def test_an_impossible_request_is_refused_without_spark() -> None:
-    request = job.PlanningInput({TopicPartition("t", 0): (0, 1, 2)}, (0, 1), removed=(2,))
-    with pytest.raises(job.ProposalFailed, match="cannot keep replication factor 3"):
+    request = PlanningInput({TopicPartition("t", 0): (0, 1, 2)}, (0, 1), removed=(2,))
+    with pytest.raises(ProposalFailed, match="cannot keep replication factor 3"):
         plan_in_process(request)
     # A broker added to rack a cannot fix a partition crowding rack a: only it takes replicas.
     racks = {0: "a", 1: "a", 2: "b", 3: "a"}
-    crowded = job.PlanningInput({TopicPartition("t", 0): (0, 1), TopicPartition("t", 1): (1, 2)},
-                                (0, 1, 2, 3), racks, receivers=(3,))  # fmt: skip
-    with pytest.raises(job.ProposalFailed) as refused:
+    crowded = PlanningInput({TopicPartition("t", 0): (0, 1), TopicPartition("t", 1): (1, 2)},
+                            (0, 1, 2, 3), racks, receivers=(3,))  # fmt: skip
+    with pytest.raises(ProposalFailed) as refused:
         plan_in_process(crowded)
     assert str(refused.value) == (
         "partition t-0 cannot place its 2 replicas with at most 1 in a rack on the brokers it "
@@ -116,14 +117,14 @@ def test_a_drain_reports_its_moves_apart_from_those_balance_needs() -> None:
     on = {0: 6, 1: 1, 2: 1, 3: 2}
     held = [b for b, n in on.items() for _ in range(n)]
     assignment = {TopicPartition("t", p): (b,) for p, b in enumerate(held)}
-    request = job.PlanningInput(assignment, (0, 1, 2), removed=(3,))
+    request = PlanningInput(assignment, (0, 1, 2), removed=(3,))
     output = plan_in_process(request)
     assert output is not None
     result = output.result
     assert (result.replica_moves, result.drain_moves) == (4, 2)
     assert result.to_status()["drainReplicaMoves"] == 2
     assert drain_text(result) == " (2 off the brokers being removed, 2 to balance)"
-    full = plan_in_process(job.PlanningInput(assignment, (0, 1, 2, 3)))
+    full = plan_in_process(PlanningInput(assignment, (0, 1, 2, 3)))
     assert full is not None
     assert full.result.drain_moves == 0
     assert "drainReplicaMoves" not in full.result.to_status()

@@ -10,7 +10,7 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.inputs import planning_input
-from kafka_topic_operator.rebalance.job import PlanningError, ProposalFailed
+from kafka_topic_operator.rebalance.planning_io import PlanningError, ProposalFailed
 from kafka_topic_operator.rebalance.spec import rebalance_spec
 
 A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)

@@ -17,6 +17,13 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import job
 from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
 from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.planning_io import (
+    PlanningError,
+    PlanningInput,
+    PlanningOutput,
+    ProposalFailed,
+    check_sizes,
+)
 from kafka_topic_operator.rebalance.result import broker_bytes
 from kafka_topic_operator.rebalance.spark_session import session_conf
 from kto_dev.yardsticks.samples import grown_cluster
@@ -34,7 +41,7 @@ def grown(seed: int, old: int, new: int) -> dict[TopicPartition, tuple[int, ...]
 
 
 def after_of(
-    before: dict[TopicPartition, tuple[int, ...]], output: job.PlanningOutput
+    before: dict[TopicPartition, tuple[int, ...]], output: PlanningOutput
 ) -> dict[TopicPartition, tuple[int, ...]]:
     after = dict(before)
     for change in output.changes:
@@ -47,7 +54,7 @@ def test_a_full_plan_moves_the_lower_bound_and_writes_kafkas_json(
     spark: Any, tmp_path: Path
 ) -> None:
     before = grown(1, 5, 2)
-    request = job.PlanningInput(before, brokers=tuple(range(7)))
+    request = PlanningInput(before, brokers=tuple(range(7)))
     output = job.plan(spark, request, tmp_path)
     after = after_of(before, output)
     model = ClusterModel(before)
@@ -82,7 +89,7 @@ def test_a_full_plan_moves_the_lower_bound_and_writes_kafkas_json(
 
 def test_excluded_topics_never_change(spark: Any, tmp_path: Path) -> None:
     before = grown(2, 5, 2)
-    request = job.PlanningInput(before, brokers=tuple(range(7)), excluded_topics="t[01]")
+    request = PlanningInput(before, brokers=tuple(range(7)), excluded_topics="t[01]")
     output = job.plan(spark, request, tmp_path)
     assert output.changes
     assert not [c for c in output.changes if c.partition.topic in ("t0", "t1")]
@@ -90,7 +97,7 @@ def test_excluded_topics_never_change(spark: Any, tmp_path: Path) -> None:
 
 def test_adding_brokers_moves_replicas_only_onto_them(spark: Any, tmp_path: Path) -> None:
     before = grown(3, 6, 2)
-    request = job.PlanningInput(before, brokers=tuple(range(8)), receivers=(6, 7))
+    request = PlanningInput(before, brokers=tuple(range(8)), receivers=(6, 7))
     output = job.plan(spark, request, tmp_path)
     gained = {b for c in output.changes for b in set(c.after) - set(c.before)}
     assert gained == {6, 7}
@@ -100,7 +107,7 @@ def test_adding_brokers_moves_replicas_only_onto_them(spark: Any, tmp_path: Path
 
 def test_removing_a_broker_empties_it(spark: Any, tmp_path: Path) -> None:
     before = grown(4, 6, 0)
-    request = job.PlanningInput(before, brokers=(0, 1, 2, 3, 4))
+    request = PlanningInput(before, brokers=(0, 1, 2, 3, 4))
     output = job.plan(spark, request, tmp_path)
     counts = ClusterModel(after_of(before, output)).replica_counts()
     assert counts[5] == 0 and spread(counts, range(5)) <= 1
@@ -108,8 +115,8 @@ def test_removing_a_broker_empties_it(spark: Any, tmp_path: Path) -> None:
 
 def test_a_capacity_below_the_balanced_count_is_refused_before_planning(tmp_path: Path) -> None:
     before = {TopicPartition("t", p): (p % 7,) for p in range(100)}
-    request = job.PlanningInput(before, brokers=tuple(range(7)), max_replicas_per_broker=14)
-    with pytest.raises(job.ProposalFailed) as info:
+    request = PlanningInput(before, brokers=tuple(range(7)), max_replicas_per_broker=14)
+    with pytest.raises(ProposalFailed) as info:
         job.plan(None, request, tmp_path)  # refused before Spark is asked anything
     assert str(info.value) == (
         "the 100 replicas do not fit 7 brokers of at most 14 replicas each (maxReplicasPerBroker)"
@@ -119,16 +126,16 @@ def test_a_capacity_below_the_balanced_count_is_refused_before_planning(tmp_path
 
 
 def test_the_input_file_round_trips_and_bad_files_are_refused() -> None:
-    request = job.PlanningInput(
+    request = PlanningInput(
         {TopicPartition("a", 0): (1, 2)}, brokers=(1, 2, 3), racks={1: "x", 2: "y", 3: "z"},
         receivers=(3,), excluded_topics="b.*", max_replicas_per_broker=4, balance_leaders=False,
         removed=(4,),
     )  # fmt: skip
-    assert job.PlanningInput.from_json(json.loads(json.dumps(request.to_json()))) == request
-    with pytest.raises(job.PlanningError, match="unsupported planning input version 7"):
-        job.PlanningInput.from_json({"version": 7})
-    with pytest.raises(job.PlanningError, match="malformed planning input"):
-        job.PlanningInput.from_json({"version": 1, "brokers": [1], "partitions": [{"topic": "a"}]})
+    assert PlanningInput.from_json(json.loads(json.dumps(request.to_json()))) == request
+    with pytest.raises(PlanningError, match="unsupported planning input version 7"):
+        PlanningInput.from_json({"version": 7})
+    with pytest.raises(PlanningError, match="malformed planning input"):
+        PlanningInput.from_json({"version": 1, "brokers": [1], "partitions": [{"topic": "a"}]})
 
 
 # -- how the job is launched: by the local engine, or by spark-submit ------------------------------
@@ -159,8 +166,8 @@ def test_an_unreadable_input_is_reported_in_the_directory(tmp_path: Path) -> Non
 
 
 def test_hard_goals_no_plan_can_keep_are_reported_in_the_directory(tmp_path: Path) -> None:
-    request = job.PlanningInput({TopicPartition("orders", 0): (0, 1, 2)}, brokers=(0, 1),
-                                removed=(2,))  # fmt: skip
+    request = PlanningInput({TopicPartition("orders", 0): (0, 1, 2)}, brokers=(0, 1),
+                            removed=(2,))  # fmt: skip
     (tmp_path / "input.json").write_text(json.dumps(request.to_json()))
     assert job.main(["--input", str(tmp_path / "input.json"), "--output", str(tmp_path)]) == 2
     failure = json.loads((tmp_path / job.FAILURE_FILE).read_text())
@@ -193,7 +200,7 @@ def test_under_spark_submit_the_master_is_spark_submits(tmp_path: Path) -> None:
     the JVM with its master and runs the job file, with no --master of its own."""
     assignment = {TopicPartition("orders", p): (p % 2, (p + 1) % 2) for p in range(6)}
     (tmp_path / "input.json").write_text(
-        json.dumps(job.PlanningInput(assignment, brokers=(0, 1, 2)).to_json())
+        json.dumps(PlanningInput(assignment, brokers=(0, 1, 2)).to_json())
     )
     submit = Path(sys.executable).with_name("spark-submit")  # pyspark's, in this environment
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
@@ -223,7 +230,7 @@ def test_with_sizes_the_data_to_move_is_counted_and_the_swap_goals_run_in_order(
     before = grown(5, 5, 2)
     sizes = sized(before)
     goals = ("TopicReplicaDistribution", "DiskUsageDistribution")
-    request = job.PlanningInput(before, brokers=tuple(range(7)), swap_goals=goals, sizes=sizes)
+    request = PlanningInput(before, brokers=tuple(range(7)), swap_goals=goals, sizes=sizes)
     output = job.plan(spark, request, tmp_path)
     after = after_of(before, output)
     moved = sum(sizes[tp] * len(set(after[tp]) - set(before[tp])) for tp in after)
@@ -246,7 +253,7 @@ def test_with_sizes_the_data_to_move_is_counted_and_the_swap_goals_run_in_order(
 
 def test_without_sizes_no_data_to_move_is_said(spark: Any, tmp_path: Path) -> None:
     before = {TopicPartition("a", p): (0, 1) for p in range(4)}
-    output = job.plan(spark, job.PlanningInput(before, brokers=(0, 1, 2)), tmp_path)
+    output = job.plan(spark, PlanningInput(before, brokers=(0, 1, 2)), tmp_path)
     assert output.result.data_to_move_bytes is None
     assert "dataToMoveBytes" not in output.result.to_status()
     assert all(b.bytes_before is None and b.bytes_after is None for b in output.result.brokers)
@@ -254,39 +261,39 @@ def test_without_sizes_no_data_to_move_is_said(spark: Any, tmp_path: Path) -> No
 
 def test_disk_balance_needs_every_partitions_size() -> None:
     before = {TopicPartition("a", p): (0, 1) for p in range(7)}
-    disk = job.PlanningInput(before, brokers=(0, 1, 2), swap_goals=("DiskUsageDistribution",))
-    with pytest.raises(job.PlanningError) as error:
-        job.check_sizes(disk)
+    disk = PlanningInput(before, brokers=(0, 1, 2), swap_goals=("DiskUsageDistribution",))
+    with pytest.raises(PlanningError) as error:
+        check_sizes(disk)
     assert str(error.value) == (
         "the DiskUsageDistribution goal needs partition sizes, and none are known (a "
         "KafkaRebalance reads them from the ConfigMap spec.partitionSizes names; kto plan with "
         "--sizes FILE or --log-dirs DIR)"
     )
-    partial = job.PlanningInput(before, brokers=(0, 1, 2), sizes={TopicPartition("a", 3): 1})
-    with pytest.raises(job.PlanningError) as error:
-        job.check_sizes(partial)
+    partial = PlanningInput(before, brokers=(0, 1, 2), sizes={TopicPartition("a", 3): 1})
+    with pytest.raises(PlanningError) as error:
+        check_sizes(partial)
     assert str(error.value) == (
         "partition sizes are missing for 6 partitions (a-0, a-1, a-2, a-4, a-5 ...)"
     )
-    job.check_sizes(job.PlanningInput(before, brokers=(0, 1, 2)))  # no sizes, no disk goal
+    check_sizes(PlanningInput(before, brokers=(0, 1, 2)))  # no sizes, no disk goal
 
 
 def test_sizes_and_swap_goals_round_trip_and_bad_ones_are_refused() -> None:
-    request = job.PlanningInput(
+    request = PlanningInput(
         {TopicPartition("a", 0): (1, 2), TopicPartition("a", 1): (2, 3)}, brokers=(1, 2, 3),
         swap_goals=("DiskUsageDistribution", "TopicReplicaDistribution"),
         sizes={TopicPartition("a", 0): 5, TopicPartition("a", 1): 0},
     )  # fmt: skip
     data = json.loads(json.dumps(request.to_json()))
     assert data["partitions"][0]["sizeBytes"] == 5
-    assert job.PlanningInput.from_json(data) == request
-    unsized = job.PlanningInput({TopicPartition("a", 0): (1,)}, brokers=(1,))
-    assert job.PlanningInput.from_json(unsized.to_json()) == unsized
+    assert PlanningInput.from_json(data) == request
+    unsized = PlanningInput({TopicPartition("a", 0): (1,)}, brokers=(1,))
+    assert PlanningInput.from_json(unsized.to_json()) == unsized
     assert "sizeBytes" not in unsized.to_json()["partitions"][0]
-    with pytest.raises(job.PlanningError, match="unknown swap goal ReplicaDistribution"):
-        job.PlanningInput.from_json({**data, "swapGoals": ["ReplicaDistribution"]})
-    with pytest.raises(job.PlanningError, match="malformed planning input: KeyError"):
-        job.PlanningInput.from_json({**data, "partitions": [{"topic": "a", "partition": 0,
+    with pytest.raises(PlanningError, match="unknown swap goal ReplicaDistribution"):
+        PlanningInput.from_json({**data, "swapGoals": ["ReplicaDistribution"]})
+    with pytest.raises(PlanningError, match="malformed planning input: KeyError"):
+        PlanningInput.from_json({**data, "partitions": [{"topic": "a", "partition": 0,
                                                              "replicas": [1]}]})  # fmt: skip
 
 
@@ -301,7 +308,7 @@ def test_a_removal_empties_the_broker_even_above_the_even_counts(
               TopicPartition(t, 2): (0, 1), TopicPartition(t, 3): (0, 3),
               TopicPartition(t, 4): (2, 1), TopicPartition(t, 5): (2, 3)}  # fmt: skip
     racks = {0: "a", 1: "b", 2: "a", 3: "b"}
-    output = job.plan(spark, job.PlanningInput(before, brokers=(0, 1, 3), racks=racks), tmp_path)
+    output = job.plan(spark, PlanningInput(before, brokers=(0, 1, 3), racks=racks), tmp_path)
     after = after_of(before, output)
     assert 2 not in ClusterModel(after).replica_counts()
     assert all(sorted(racks[b] for b in replicas) == ["a", "b"] for replicas in after.values())
@@ -311,8 +318,8 @@ def test_a_removal_empties_the_broker_even_above_the_even_counts(
 def test_a_removal_that_cannot_empty_the_broker_is_refused(spark: Any, tmp_path: Path) -> None:
     before = {TopicPartition("keep", 0): (2, 1), TopicPartition("keep", 1): (1, 2),
               TopicPartition("move", 0): (2, 0)}  # fmt: skip
-    request = job.PlanningInput(before, brokers=(0, 1), excluded_topics="keep", removed=(2,))
-    with pytest.raises(job.ProposalFailed) as error:
+    request = PlanningInput(before, brokers=(0, 1), excluded_topics="keep", removed=(2,))
+    with pytest.raises(ProposalFailed) as error:
         job.plan(spark, request, tmp_path)
     assert str(error.value) == (
         "topic keep is excluded from moves but has replicas on broker 2, which is being removed"

@@ -33,7 +33,7 @@ import kopf
 from kafka_topic_operator.k8s import planners
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance import engines, job, plan_parts, remote
+from kafka_topic_operator.rebalance import engines, job, plan_parts, planning_io, remote
 from kafka_topic_operator.rebalance import execution as ex
 from kafka_topic_operator.rebalance.executor import Executor, Report
 from kafka_topic_operator.rebalance.remote import Planner
@@ -397,7 +397,7 @@ def _planning_input(resource: Resource, spec: RebalanceSpec, zk: Any) -> Any:
         return None
     try:
         return planning_input(snapshot, spec, sizes)
-    except job.PlanningError as e:  # ProposalFailed when no plan can keep the hard goals
+    except planning_io.PlanningError as e:  # ProposalFailed when no plan can keep the hard goals
         resource.write_status(State.NOT_READY, e.reason, str(e))
         return None
 

@@ -16,19 +16,24 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import exact
 from kafka_topic_operator.rebalance.bounds import off_targets
 from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION
 from kafka_topic_operator.rebalance.model import Assignment
+from kafka_topic_operator.rebalance.planning_io import (
+    PlanningInput,
+    PlanningOutput,
+    ProposalFailed,
+    check_hard_goals,
+    check_sizes,
+    planning_output,
+)
 from kafka_topic_operator.rebalance.result import Loads, PartitionMove, broker_bytes
 from kafka_topic_operator.rebalance.spark_planner import RoundReport
 from kafka_topic_operator.rebalance.topic_spread import spread_topics
-
-if TYPE_CHECKING:
-    from kafka_topic_operator.rebalance.job import PlanningInput, PlanningOutput
 
 Placement = dict[TopicPartition, tuple[int, ...]]
 
@@ -71,8 +76,6 @@ def replica_phase(request: PlanningInput) -> Phase | None:
 
 
 def _refused(request: PlanningInput, why: str) -> Exception:
-    from kafka_topic_operator.rebalance.job import ProposalFailed
-
     if request.receivers is not None:
         takers = ", ".join(map(str, request.receivers))
         why += f": only the brokers being added ({takers}) may take replicas"
@@ -128,12 +131,10 @@ def topic_phase(request: PlanningInput, assignment: Assignment, *, guard_disk: b
 def plan_in_process(request: PlanningInput, progress: Any = None) -> PlanningOutput | None:
     """The whole plan without Spark, or None when the request needs Spark: it has
     DiskUsageDistribution among its goals, or more choices than the exact plan takes."""
-    from kafka_topic_operator.rebalance import job
-
     if request.swap_goals not in ((), (TOPIC_REPLICA_DISTRIBUTION,)):
         return None
-    job.check_hard_goals(request)
-    job.check_sizes(request)
+    check_hard_goals(request)
+    check_sizes(request)
     counted = replica_phase(request)
     if counted is None:
         return None
@@ -154,7 +155,7 @@ def plan_in_process(request: PlanningInput, progress: Any = None) -> PlanningOut
         for tp, before in request.assignment.items()
         if after[tp] != before
     )
-    return job.planning_output(
+    return planning_output(
         request,
         changes,
         loads(request.assignment, after, request.sizes),

@@ -8,7 +8,7 @@ from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.feasibility import NOT_ALL_RACKS
 from kafka_topic_operator.rebalance.goals import SWAP_GOALS
-from kafka_topic_operator.rebalance.job import (
+from kafka_topic_operator.rebalance.planning_io import (
     PlanningError,
     PlanningInput,
     check_hard_goals,

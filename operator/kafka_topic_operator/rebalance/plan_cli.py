@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.process.argparsing import UsageError
-from kafka_topic_operator.rebalance.job import PlanningError
+from kafka_topic_operator.rebalance.planning_io import PlanningError
 from kafka_topic_operator.rebalance.report import human_bytes
 from kafka_topic_operator.rebalance.sizes import SizesError
 from kafka_topic_operator.zk.credential_flags import (
