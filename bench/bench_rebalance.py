@@ -33,8 +33,8 @@ import time
 from typing import Any
 
 from kafka_topic_operator.kafka.assignment import default_random as seeded
-from kafka_topic_operator.rebalance.generate import generate
-from kafka_topic_operator.rebalance.model import ClusterModel, moves
+from kafka_topic_operator.rebalance.algorithms.generate import generate
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, moves
 from kto_dev.yardsticks.reference_planner import PlanRequest, plan
 from kto_dev.yardsticks.samples import grown_cluster
 
@@ -72,8 +72,8 @@ def main() -> None:
 def goals() -> None:
     import random
 
-    from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE, topic_band
-    from kafka_topic_operator.rebalance.result import summarize
+    from kafka_topic_operator.rebalance.algorithms.goals import DISK_TOLERANCE, topic_band
+    from kafka_topic_operator.rebalance.results.summary import summarize
 
     worst_before, worst_after, within, moves_extra, bytes_extra = [], [], 0, [], []
     topics_before, topics_after, topic_moves_extra = 0, 0, []
@@ -132,9 +132,9 @@ def _off_bands(assignment: Any, brokers: tuple[int, ...], band: Any) -> int:
 def scale(partitions: int = 933_334, old: int = 180, new: int = 35, racks: int = 0) -> None:
     from pathlib import Path
 
-    from kafka_topic_operator.rebalance.bounds import move_lower_bound
-    from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
-    from kafka_topic_operator.rebalance.spark_session import local_session
+    from kafka_topic_operator.rebalance.algorithms.bounds import move_lower_bound
+    from kafka_topic_operator.rebalance.spark.planner import plan_counts, plan_leaders
+    from kafka_topic_operator.rebalance.spark.session import local_session
 
     spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
     try:
@@ -205,7 +205,7 @@ def _grown_table(spark: Any, partitions: int, old: int, racks: int) -> Any:
     its first partition's broker with its own shift, on brokers 0 to old - 1."""
     from pyspark.sql import functions as F
 
-    from kafka_topic_operator.rebalance.spark_planner import REPLICA_COLUMNS
+    from kafka_topic_operator.rebalance.spark.planner import REPLICA_COLUMNS
 
     topic = (F.col("id") / 50).cast("int")
     # With racks (broker id mod racks, old a multiple of racks), a shift that is no multiple
@@ -231,11 +231,11 @@ def scale_swaps(partitions: int = 933_334, old: int = 180, new: int = 35) -> Non
     collected there first, as the job holds them)."""
     from pyspark.sql import functions as F
 
-    from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE
-    from kafka_topic_operator.rebalance.spark_planner import plan_counts
-    from kafka_topic_operator.rebalance.spark_session import local_session
-    from kafka_topic_operator.rebalance.spark_swaps import bytes_per_broker, plan_disk_usage
-    from kafka_topic_operator.rebalance.topic_spread import spread_topics
+    from kafka_topic_operator.rebalance.algorithms.goals import DISK_TOLERANCE
+    from kafka_topic_operator.rebalance.algorithms.topic_spread import spread_topics
+    from kafka_topic_operator.rebalance.spark.planner import plan_counts
+    from kafka_topic_operator.rebalance.spark.session import local_session
+    from kafka_topic_operator.rebalance.spark.swaps import bytes_per_broker, plan_disk_usage
 
     spark = local_session("kto-bench-rebalance", master="local[2]", driver_memory="6g")
     try:
@@ -299,7 +299,7 @@ def _lists(frame: Any) -> dict[Any, tuple[int, ...]]:
 
 
 def _off_topics(assignment: dict[Any, tuple[int, ...]], brokers: tuple[int, ...]) -> int:
-    from kafka_topic_operator.rebalance.goals import topic_band
+    from kafka_topic_operator.rebalance.algorithms.goals import topic_band
 
     return _off_bands(assignment, brokers, topic_band)
 

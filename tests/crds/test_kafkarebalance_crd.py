@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kafka_topic_operator.rebalance.result import BrokerLoad, OptimizationResult
+from kafka_topic_operator.rebalance.results.summary import BrokerLoad, OptimizationResult
 from kafka_topic_operator.rebalance.spec import InvalidRebalanceSpec, rebalance_spec
 from kube_api_emulator import Cluster
 from kube_api_emulator.errors import ApiError

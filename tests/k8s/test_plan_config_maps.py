@@ -9,8 +9,8 @@ from typing import Any
 
 from kafka_topic_operator.k8s.rebalance_handlers import Resource
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.plan_parts import changes_json
-from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.rebalance.results.plan_parts import changes_json
+from kafka_topic_operator.rebalance.results.summary import PartitionMove
 from kube_api_emulator import ApiServer
 
 from .conftest import install_crd

@@ -16,8 +16,8 @@ import pytest
 from kto_testing import eventually
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.executor import read_now
-from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.rebalance.execution.executor import read_now
+from kafka_topic_operator.rebalance.results.summary import PartitionMove
 from kafka_topic_operator.zk import admin
 
 from .test_operator import Setup, running

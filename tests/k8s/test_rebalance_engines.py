@@ -18,8 +18,12 @@ import pytest
 import yaml
 from kto_testing import eventually
 
-from kafka_topic_operator.rebalance import engines
-from kafka_topic_operator.rebalance.engines import planner_labels, planner_name, planning_paths
+from kafka_topic_operator.rebalance.engines import manifests as engines
+from kafka_topic_operator.rebalance.engines.manifests import (
+    planner_labels,
+    planner_name,
+    planning_paths,
+)
 from kafka_topic_operator.rebalance.spec import rebalance_spec
 
 from .test_operator import ROOT, Setup, running

@@ -11,7 +11,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from kafka_topic_operator.rebalance.spark_session import local_session
+    from kafka_topic_operator.rebalance.spark.session import local_session
 
     session = local_session("kto-tests", master="local[2]", shuffle_partitions=4)
     yield session

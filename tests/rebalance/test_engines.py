@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance import engines, job
-from kafka_topic_operator.rebalance.engines import (
+from kafka_topic_operator.rebalance import job
+from kafka_topic_operator.rebalance.engines import manifests as engines
+from kafka_topic_operator.rebalance.engines.manifests import (
     JOB_APPLICATION,
     Paths,
     job_state,

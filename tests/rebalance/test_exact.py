@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.exact import (
+from kafka_topic_operator.rebalance.algorithms.exact import (
     NoPlacement,
     balance_leaders,
     balance_replicas,
     fewest_moves,
 )
-from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack, moves
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, max_per_rack, moves
 
 
 def tp(topic: str, partition: int) -> TopicPartition:

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance import execution as ex
-from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.rebalance.execution import steps as ex
+from kafka_topic_operator.rebalance.results.summary import PartitionMove
 
 
 def move(

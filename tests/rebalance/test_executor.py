@@ -13,9 +13,9 @@ from kto_testing import Waiter, eventually
 
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance import execution as ex
-from kafka_topic_operator.rebalance.executor import Executor, Report, read_now
-from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.rebalance.execution import steps as ex
+from kafka_topic_operator.rebalance.execution.executor import Executor, Report, read_now
+from kafka_topic_operator.rebalance.results.summary import PartitionMove
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.devbroker.broker import BrokerConfig, DevBroker

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.feasibility import NOT_ALL_RACKS, HardGoals, blocker
+from kafka_topic_operator.rebalance.algorithms.feasibility import NOT_ALL_RACKS, HardGoals, blocker
 
 Replicas = tuple[int, ...]
 

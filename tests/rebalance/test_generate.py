@@ -7,8 +7,8 @@ from collections import Counter
 
 from kafka_topic_operator.kafka.assignment import default_random as seeded
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.generate import generate
-from kafka_topic_operator.rebalance.model import ClusterModel, moves
+from kafka_topic_operator.rebalance.algorithms.generate import generate
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, moves
 from kto_dev.yardsticks.reference_planner import PlanRequest, plan
 from kto_dev.yardsticks.samples import grown_cluster
 

@@ -15,8 +15,8 @@ import pytest
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import job
-from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
-from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.algorithms.bounds import move_lower_bound, spread
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel
 from kafka_topic_operator.rebalance.planning_io import (
     PlanningError,
     PlanningInput,
@@ -24,8 +24,8 @@ from kafka_topic_operator.rebalance.planning_io import (
     ProposalFailed,
     check_sizes,
 )
-from kafka_topic_operator.rebalance.result import broker_bytes
-from kafka_topic_operator.rebalance.spark_session import session_conf
+from kafka_topic_operator.rebalance.results.summary import broker_bytes
+from kafka_topic_operator.rebalance.spark.session import session_conf
 from kto_dev.yardsticks.samples import grown_cluster
 
 pytestmark = [

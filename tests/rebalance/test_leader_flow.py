@@ -8,7 +8,7 @@ from itertools import combinations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_topic_operator.rebalance.leader_flow import leadership_flows
+from kafka_topic_operator.rebalance.algorithms.leader_flow import leadership_flows
 
 
 def test_a_direct_handover_is_used_before_a_chain() -> None:

@@ -235,7 +235,7 @@ def test_a_plan_balancing_bytes_from_the_log_directories(
         held.update({b: size[key] for b in replicas})
     mean = sum(held.values()) / 3
     assert all(abs(held[b] - mean) <= 0.09 * mean for b in (0, 1, 2))
-    from kafka_topic_operator.rebalance.report import human_bytes
+    from kafka_topic_operator.rebalance.results.report import human_bytes
 
     assert f"leader moves, {human_bytes(moved)} to move, balance" in done.stdout.splitlines()[0]
 
@@ -244,7 +244,7 @@ def test_the_progress_bar_shows_each_phase_and_bytes_for_the_disk_phase(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from kafka_topic_operator.rebalance.plan_cli import _Bar
-    from kafka_topic_operator.rebalance.spark_planner import RoundReport
+    from kafka_topic_operator.rebalance.spark.planner import RoundReport
 
     bar = _Bar()
     bar(RoundReport(0, 40, 30, 0.5))

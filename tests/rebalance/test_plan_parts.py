@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.job import parse_changes
-from kafka_topic_operator.rebalance.plan_parts import split_plan
-from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.rebalance.results.plan_parts import split_plan
+from kafka_topic_operator.rebalance.results.summary import PartitionMove
 
 moves = st.lists(
     st.builds(

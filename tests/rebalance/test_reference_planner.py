@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread
-from kafka_topic_operator.rebalance.exact import fewest_moves
-from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack, moves
+from kafka_topic_operator.rebalance.algorithms.bounds import move_lower_bound, spread
+from kafka_topic_operator.rebalance.algorithms.exact import fewest_moves
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, max_per_rack, moves
 from kto_dev.yardsticks.reference_planner import LEADERS_UNEVEN, PlanRequest, plan
 from kto_dev.yardsticks.samples import grown_cluster
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kafka_topic_operator.rebalance import remote
-from kafka_topic_operator.rebalance.engines import planner_name
-from kafka_topic_operator.rebalance.remote import (
+from kafka_topic_operator.rebalance.engines import remote
+from kafka_topic_operator.rebalance.engines.manifests import planner_name
+from kafka_topic_operator.rebalance.engines.remote import (
     JOB,
     SPARK_APPLICATION,
     Ended,

@@ -14,9 +14,9 @@ from html.parser import HTMLParser
 import pytest
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition as TP
-from kafka_topic_operator.rebalance.model import ClusterModel
-from kafka_topic_operator.rebalance.report import human_bytes, render_html
-from kafka_topic_operator.rebalance.result import (
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel
+from kafka_topic_operator.rebalance.results.report import human_bytes, render_html
+from kafka_topic_operator.rebalance.results.summary import (
     OptimizationResult,
     PartitionMove,
     partition_moves,

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.bounds import move_lower_bound, spread, targets
-from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack, moves
-from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
+from kafka_topic_operator.rebalance.algorithms.bounds import move_lower_bound, spread, targets
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, max_per_rack, moves
+from kafka_topic_operator.rebalance.spark.planner import plan_counts, plan_leaders
 from kto_dev.yardsticks.samples import grown_cluster
 
 # PySpark leaves its Python-JVM sockets to the garbage collector (collected after each Spark

@@ -24,12 +24,12 @@ from swap_goals_testing import (
 )
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.goals import DISK_USAGE_DISTRIBUTION as DISK
-from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
-from kafka_topic_operator.rebalance.model import ClusterModel
-from kafka_topic_operator.rebalance.spark_planner import plan_counts
-from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage
-from kafka_topic_operator.rebalance.topic_spread import spread_topics
+from kafka_topic_operator.rebalance.algorithms.goals import DISK_USAGE_DISTRIBUTION as DISK
+from kafka_topic_operator.rebalance.algorithms.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel
+from kafka_topic_operator.rebalance.algorithms.topic_spread import spread_topics
+from kafka_topic_operator.rebalance.spark.planner import plan_counts
+from kafka_topic_operator.rebalance.spark.swaps import plan_disk_usage
 from kto_dev.yardsticks.reference_planner import PlanRequest, plan
 
 pytestmark = [

@@ -27,9 +27,9 @@ from swap_goals_testing import (
 )
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.goals import DISK_USAGE_DISTRIBUTION as DISK
-from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
-from kafka_topic_operator.rebalance.goals import (
+from kafka_topic_operator.rebalance.algorithms.goals import DISK_USAGE_DISTRIBUTION as DISK
+from kafka_topic_operator.rebalance.algorithms.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
+from kafka_topic_operator.rebalance.algorithms.goals import (
     disk_amounts,
     disk_balanced,
     disk_band,
@@ -37,7 +37,7 @@ from kafka_topic_operator.rebalance.goals import (
     topic_band,
     topic_count_ok,
 )
-from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel
 from kto_dev.yardsticks.reference_planner import Plan, PlanRequest, plan
 
 # The rules
@@ -210,7 +210,7 @@ def test_disk_balance_without_sizes_is_refused() -> None:
 
 
 def test_a_disk_route_may_pass_its_quota_but_never_carry_a_broker_past_the_mean() -> None:
-    from kafka_topic_operator.rebalance.spark_swaps import disk_routes
+    from kafka_topic_operator.rebalance.spark.swaps import disk_routes
 
     # Mean 80: broker 0 must give 46 (to 83.6), broker 1 take 46; either may go 4 further.
     loads = {0: 130, 1: 30}

@@ -21,11 +21,11 @@ from swap_goals_testing import (
 )
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.exact import balance_replicas
-from kafka_topic_operator.rebalance.goals import DISK_USAGE_DISTRIBUTION as DISK
-from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
-from kafka_topic_operator.rebalance.model import ClusterModel
-from kafka_topic_operator.rebalance.topic_spread import Spread, spread_topics
+from kafka_topic_operator.rebalance.algorithms.exact import balance_replicas
+from kafka_topic_operator.rebalance.algorithms.goals import DISK_USAGE_DISTRIBUTION as DISK
+from kafka_topic_operator.rebalance.algorithms.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel
+from kafka_topic_operator.rebalance.algorithms.topic_spread import Spread, spread_topics
 from kto_dev.yardsticks.samples import grown_cluster
 
 Case = tuple[ClusterModel, tuple[int, ...], Sizes | None, str | None, tuple[int, ...] | None]

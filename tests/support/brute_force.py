@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.model import Assignment, max_per_rack
+from kafka_topic_operator.rebalance.algorithms.model import Assignment, max_per_rack
 
 
 def placements(

@@ -11,14 +11,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
-from kafka_topic_operator.rebalance.goals import (
+from kafka_topic_operator.rebalance.algorithms.goals import TOPIC_REPLICA_DISTRIBUTION as TOPICS
+from kafka_topic_operator.rebalance.algorithms.goals import (
     disk_balanced,
     disk_band,
     disk_load_ok,
     topic_band,
 )
-from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, max_per_rack
 from kto_dev.yardsticks.samples import grown_cluster
 
 Assignment = Mapping[TopicPartition, tuple[int, ...]]

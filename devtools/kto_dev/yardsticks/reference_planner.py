@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.bounds import move_lower_bound
-from kafka_topic_operator.rebalance.model import (
+from kafka_topic_operator.rebalance.algorithms.bounds import move_lower_bound
+from kafka_topic_operator.rebalance.algorithms.model import (
     ClusterModel,
     leader_changes,
     moves,

@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.bounds import targets
-from kafka_topic_operator.rebalance.model import ClusterModel, max_per_rack
+from kafka_topic_operator.rebalance.algorithms.bounds import targets
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, max_per_rack
 
 
 class PlannerState:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.goals import (
+from kafka_topic_operator.rebalance.algorithms.goals import (
     DISK_USAGE_DISTRIBUTION,
     TOPIC_REPLICA_DISTRIBUTION,
     disk_balanced,
@@ -27,7 +27,7 @@ from kafka_topic_operator.rebalance.goals import (
     topic_band,
     topic_count_ok,
 )
-from kafka_topic_operator.rebalance.topic_spread import spread_topics
+from kafka_topic_operator.rebalance.algorithms.topic_spread import spread_topics
 from kto_dev.yardsticks.reference_state import PlannerState
 
 

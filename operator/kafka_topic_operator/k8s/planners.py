@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from kafka_topic_operator.k8s.kubeclient import api_client
-from kafka_topic_operator.rebalance.remote import JOB, Planner, owned_by, refusal_message
+from kafka_topic_operator.rebalance.engines.remote import JOB, Planner, owned_by, refusal_message
 
 Obj = dict[str, Any]
 

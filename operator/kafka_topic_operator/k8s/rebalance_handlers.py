@@ -33,10 +33,21 @@ import kopf
 from kafka_topic_operator.k8s import planners
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance import engines, job, plan_parts, planning_io, remote
-from kafka_topic_operator.rebalance import execution as ex
-from kafka_topic_operator.rebalance.executor import Executor, Report
-from kafka_topic_operator.rebalance.remote import Planner
+from kafka_topic_operator.rebalance import job, planning_io
+from kafka_topic_operator.rebalance.engines import manifests as engines
+from kafka_topic_operator.rebalance.engines import remote
+from kafka_topic_operator.rebalance.engines.remote import Planner
+from kafka_topic_operator.rebalance.execution import steps as ex
+from kafka_topic_operator.rebalance.execution.executor import Executor, Report
+from kafka_topic_operator.rebalance.execution.workflow import (
+    ANNOTATION,
+    State,
+    auto_approved,
+    condition,
+    current_state,
+    decide,
+)
+from kafka_topic_operator.rebalance.results import plan_parts
 from kafka_topic_operator.rebalance.sizes import (
     SizesError,
     config_map_documents,
@@ -49,14 +60,6 @@ from kafka_topic_operator.rebalance.spec import (
     PartitionSizesSpec,
     RebalanceSpec,
     rebalance_spec,
-)
-from kafka_topic_operator.rebalance.workflow import (
-    ANNOTATION,
-    State,
-    auto_approved,
-    condition,
-    current_state,
-    decide,
 )
 
 log = logging.getLogger(__name__)

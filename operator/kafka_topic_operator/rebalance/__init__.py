@@ -1,2 +1,8 @@
-"""Cluster-wide rebalancing: the cluster model, the exact lower bounds on moves, the goals and
-the planners (pure), ahead of the Spark job and the KafkaRebalance resource."""
+"""Cluster-wide rebalancing, from a KafkaRebalance's spec to a carried-out plan.
+
+`spec` reads the spec; `inputs` and `sizes` turn the cluster into a `planning_io.PlanningInput`;
+a plan is computed by `algorithms/` (pure), on the driver (`in_process`) or by the Spark planner
+(`spark/`) inside the planning job (`job`, run where an engine of `engines/` says); `results/`
+sums it up for status, the plan ConfigMaps and the report; `execution/` carries it out.
+`plan_cli` is `kto plan`.
+"""

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance import exact
-from kafka_topic_operator.rebalance.bounds import off_targets
-from kafka_topic_operator.rebalance.goals import TOPIC_REPLICA_DISTRIBUTION
-from kafka_topic_operator.rebalance.model import Assignment
+from kafka_topic_operator.rebalance.algorithms import exact
+from kafka_topic_operator.rebalance.algorithms.bounds import off_targets
+from kafka_topic_operator.rebalance.algorithms.goals import TOPIC_REPLICA_DISTRIBUTION
+from kafka_topic_operator.rebalance.algorithms.model import Assignment
+from kafka_topic_operator.rebalance.algorithms.topic_spread import spread_topics
 from kafka_topic_operator.rebalance.planning_io import (
     PlanningInput,
     PlanningOutput,
@@ -31,9 +32,8 @@ from kafka_topic_operator.rebalance.planning_io import (
     check_sizes,
     planning_output,
 )
-from kafka_topic_operator.rebalance.result import Loads, PartitionMove, broker_bytes
-from kafka_topic_operator.rebalance.spark_planner import RoundReport
-from kafka_topic_operator.rebalance.topic_spread import spread_topics
+from kafka_topic_operator.rebalance.results.summary import Loads, PartitionMove, broker_bytes
+from kafka_topic_operator.rebalance.spark.planner import RoundReport
 
 Placement = dict[TopicPartition, tuple[int, ...]]
 

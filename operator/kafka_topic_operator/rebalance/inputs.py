@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.feasibility import NOT_ALL_RACKS
-from kafka_topic_operator.rebalance.goals import SWAP_GOALS
+from kafka_topic_operator.rebalance.algorithms.feasibility import NOT_ALL_RACKS
+from kafka_topic_operator.rebalance.algorithms.goals import SWAP_GOALS
 from kafka_topic_operator.rebalance.planning_io import (
     PlanningError,
     PlanningInput,

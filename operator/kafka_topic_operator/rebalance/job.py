@@ -32,11 +32,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.goals import (
+from kafka_topic_operator.rebalance.algorithms.goals import (
     DISK_USAGE_DISTRIBUTION,
     TOPIC_REPLICA_DISTRIBUTION,
 )
-from kafka_topic_operator.rebalance.plan_parts import changes_json
 from kafka_topic_operator.rebalance.planning_io import (
     PlanningError,
     PlanningInput,
@@ -46,7 +45,8 @@ from kafka_topic_operator.rebalance.planning_io import (
     check_sizes,
     planning_output,
 )
-from kafka_topic_operator.rebalance.result import (
+from kafka_topic_operator.rebalance.results.plan_parts import changes_json
+from kafka_topic_operator.rebalance.results.summary import (
     Loads,
     PartitionMove,
     reassignment_json,
@@ -67,8 +67,8 @@ def plan(spark: SparkSession, request: PlanningInput, workdir: Path,
     from pyspark.sql import functions as F
 
     from kafka_topic_operator.rebalance import in_process
-    from kafka_topic_operator.rebalance.spark_planner import plan_counts, plan_leaders
-    from kafka_topic_operator.rebalance.spark_swaps import bytes_per_broker
+    from kafka_topic_operator.rebalance.spark.planner import plan_counts, plan_leaders
+    from kafka_topic_operator.rebalance.spark.swaps import bytes_per_broker
 
     check_hard_goals(request)  # before any planning: a plan that breaks one is never written
     check_sizes(request)
@@ -166,7 +166,7 @@ def _swap_goals(spark: SparkSession, request: PlanningInput, before: DataFrame,
     TopicReplicaDistribution is planned on the driver (as without Spark), DiskUsageDistribution
     in rounds on Spark."""
     from kafka_topic_operator.rebalance import in_process
-    from kafka_topic_operator.rebalance.spark_swaps import plan_disk_usage
+    from kafka_topic_operator.rebalance.spark.swaps import plan_disk_usage
 
     out = _Swapped(replicas, placed, [], [])
     sizes = _size_table(request, before)
@@ -326,7 +326,7 @@ def _run(args: argparse.Namespace) -> int:
     except PlanningError as e:
         return _cannot_plan(args.output, e)
     from kafka_topic_operator.rebalance.in_process import plan_in_process
-    from kafka_topic_operator.rebalance.spark_session import local_session, submitted_session
+    from kafka_topic_operator.rebalance.spark.session import local_session, submitted_session
 
     submitted = launched_by_spark_submit(os.environ)
     if args.master is None and not submitted:  # no Spark asked for: none if none is needed

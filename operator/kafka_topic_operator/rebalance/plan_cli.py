@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.process.argparsing import UsageError
 from kafka_topic_operator.rebalance.planning_io import PlanningError
-from kafka_topic_operator.rebalance.report import human_bytes
+from kafka_topic_operator.rebalance.results.report import human_bytes
 from kafka_topic_operator.rebalance.sizes import SizesError
 from kafka_topic_operator.zk.credential_flags import (
     add_zookeeper_auth_arguments,
@@ -29,7 +29,7 @@ from kafka_topic_operator.zk.credential_flags import (
 )
 
 if TYPE_CHECKING:
-    from kafka_topic_operator.rebalance.result import OptimizationResult
+    from kafka_topic_operator.rebalance.results.summary import OptimizationResult
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -150,9 +150,9 @@ def read_sizes(
 def _plan(args: argparse.Namespace, request: Any) -> int:
     from kafka_topic_operator.rebalance import job
     from kafka_topic_operator.rebalance.in_process import plan_in_process
-    from kafka_topic_operator.rebalance.report import render_html
-    from kafka_topic_operator.rebalance.result import reassignment_json
-    from kafka_topic_operator.rebalance.spark_session import local_session
+    from kafka_topic_operator.rebalance.results.report import render_html
+    from kafka_topic_operator.rebalance.results.summary import reassignment_json
+    from kafka_topic_operator.rebalance.spark.session import local_session
 
     replicas = sum(len(r) for r in request.assignment.values())
     print(f"planning {len(request.assignment)} partitions ({replicas} replicas) over "

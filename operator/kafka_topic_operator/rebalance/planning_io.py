@@ -12,11 +12,11 @@ from typing import Any
 
 from kafka_topic_operator.kafka.assignment import default_random
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.feasibility import HardGoals, blocker
-from kafka_topic_operator.rebalance.generate import generate
-from kafka_topic_operator.rebalance.goals import DISK_USAGE_DISTRIBUTION, SWAP_GOALS
-from kafka_topic_operator.rebalance.model import ClusterModel, moves
-from kafka_topic_operator.rebalance.result import (
+from kafka_topic_operator.rebalance.algorithms.feasibility import HardGoals, blocker
+from kafka_topic_operator.rebalance.algorithms.generate import generate
+from kafka_topic_operator.rebalance.algorithms.goals import DISK_USAGE_DISTRIBUTION, SWAP_GOALS
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel, moves
+from kafka_topic_operator.rebalance.results.summary import (
     Loads,
     OptimizationResult,
     PartitionMove,

@@ -28,9 +28,9 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.goals import disk_load_ok
-from kafka_topic_operator.rebalance.model import max_per_rack
-from kafka_topic_operator.rebalance.spark_planner import RoundReport
+from kafka_topic_operator.rebalance.algorithms.goals import disk_load_ok
+from kafka_topic_operator.rebalance.algorithms.model import max_per_rack
+from kafka_topic_operator.rebalance.spark.planner import RoundReport
 
 Assignment = Mapping[TopicPartition, Sequence[int]]
 Counts = npt.NDArray[np.int32]

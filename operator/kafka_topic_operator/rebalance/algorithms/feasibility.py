@@ -34,8 +34,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.flow import FlowNetwork
-from kafka_topic_operator.rebalance.model import Assignment, max_per_rack
+from kafka_topic_operator.rebalance.algorithms.flow import FlowNetwork
+from kafka_topic_operator.rebalance.algorithms.model import Assignment, max_per_rack
 
 # AdminUtils' message when some brokers have a rack and others do not.
 NOT_ALL_RACKS = "Not all brokers have rack information for replica rack aware assignment."

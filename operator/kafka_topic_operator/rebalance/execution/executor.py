@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance import execution as ex
-from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.rebalance.execution import steps as ex
+from kafka_topic_operator.rebalance.results.summary import PartitionMove
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import NodeExistsError, ZkClient
 from kafka_topic_operator.zk.snapshot_reader import read_cluster

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kafka_topic_operator.rebalance.bounds import off_targets
+from kafka_topic_operator.rebalance.algorithms.bounds import off_targets
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -272,7 +272,7 @@ def plan_leaders(
 
     from pyspark.sql import functions as F
 
-    from kafka_topic_operator.rebalance.leader_flow import leadership_flows
+    from kafka_topic_operator.rebalance.algorithms.leader_flow import leadership_flows
 
     current = replicas.select(*REPLICA_COLUMNS).cache()
     plan = SparkPlan(current)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafka_topic_operator.rebalance.flow import FlowNetwork
+from kafka_topic_operator.rebalance.algorithms.flow import FlowNetwork
 
 
 def leadership_flows(

@@ -18,13 +18,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kafka_topic_operator.rebalance.goals import (
+from kafka_topic_operator.rebalance.algorithms.goals import (
     DISK_TOLERANCE,
     disk_amounts,
     disk_balanced,
     disk_unbalanced,
 )
-from kafka_topic_operator.rebalance.spark_planner import (
+from kafka_topic_operator.rebalance.spark.planner import (
     REPLICA_COLUMNS,
     RoundReport,
     SparkPlan,

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import networkx as nx
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.bounds import balanced_counts
-from kafka_topic_operator.rebalance.model import Assignment, ClusterModel, max_per_rack
+from kafka_topic_operator.rebalance.algorithms.bounds import balanced_counts
+from kafka_topic_operator.rebalance.algorithms.model import Assignment, ClusterModel, max_per_rack
 
 # Choices (classes of alike partitions x the brokers each may take) above which the exact plan
 # is not tried: network simplex takes a few seconds for 200,000 and about a minute for a

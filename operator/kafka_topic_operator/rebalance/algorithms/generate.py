@@ -16,7 +16,7 @@ from kafka_topic_operator.kafka.assignment import (
     default_random,
 )
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.model import ClusterModel
+from kafka_topic_operator.rebalance.algorithms.model import ClusterModel
 
 
 def generate(

@@ -14,9 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from kafka_topic_operator.rebalance.bounds import balanced_counts
-from kafka_topic_operator.rebalance.goals import DISK_TOLERANCE, disk_band
-from kafka_topic_operator.rebalance.result import BrokerLoad, OptimizationResult, PartitionMove
+from kafka_topic_operator.rebalance.algorithms.bounds import balanced_counts
+from kafka_topic_operator.rebalance.algorithms.goals import DISK_TOLERANCE, disk_band
+from kafka_topic_operator.rebalance.results.summary import (
+    BrokerLoad,
+    OptimizationResult,
+    PartitionMove,
+)
 
 # Chart layout, in px. A broker's group of two bars gets PREFERRED_PLOT / brokers, clamped: wide
 # enough to see (215 brokers scroll sideways rather than shrink to hairlines), narrow enough that

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.result import PartitionMove
+from kafka_topic_operator.rebalance.results.summary import PartitionMove
 
 LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"

@@ -12,8 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.rebalance.bounds import move_lower_bound, targets
-from kafka_topic_operator.rebalance.model import Assignment, ClusterModel, leader_changes, moves
+from kafka_topic_operator.rebalance.algorithms.bounds import move_lower_bound, targets
+from kafka_topic_operator.rebalance.algorithms.model import (
+    Assignment,
+    ClusterModel,
+    leader_changes,
+    moves,
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)

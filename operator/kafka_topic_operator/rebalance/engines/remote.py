@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_topic_operator.rebalance import engines
+from kafka_topic_operator.rebalance.engines import manifests as engines
 from kafka_topic_operator.rebalance.spec import EngineSpec, EngineType
 
 # What the planning job writes (rebalance.job): the plan, or why there is none.

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kafka_topic_operator.rebalance.result import PartitionMove, reassignment_json
+from kafka_topic_operator.rebalance.results.summary import PartitionMove, reassignment_json
 
 # What one ConfigMap's values may hold here: the API's 1 MiB less room for a future field.
 PART_BYTES = 1000 * 1000
