@@ -10,13 +10,18 @@ Every flow is chosen so that the site under test is the first write it makes: an
 fenced write would stop the flow before it, and the test would then prove nothing about that
 site. The new controller writes no partition state: one it had written would carry its epoch,
 and the old controller's own epoch check would then refuse the write without the fence.
-`scripts/fence_mutations.py` removes each fence in turn and checks that a test here fails.
+
+Every controller write goes through one writer (`controller/zk_writer.py`), so the fence lives
+in one place: the last tests check that no other module writes, and that without the writer's
+fence a deposed controller's write goes through (so each test here can fail).
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +29,7 @@ from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller import events as ev
 from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.controller.leadership import ControllerEpoch, try_become_controller
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka.ids import new_topic_id
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
@@ -420,3 +426,47 @@ def test_an_expired_session_drops_the_events_queued_in_it(bare: Bare) -> None:
     session = controller.zk.session_id
     controller._on_session_state("LOST")
     assert list(controller._queue.queue) == [ev.ShutdownEventThread(), ev.Expire(session)]
+
+
+# ---- one write path --------------------------------------------------------------------------
+
+ZK_WRITES = {"create", "set", "delete", "ensure_path", "multi", "multi_many"}
+CONTROLLER_DIR = Path(kafka_controller.__file__).parent
+# The writer, and the election, whose writes are the fence itself (Kafka's
+# registerControllerAndIncrementControllerEpoch checks /controller_epoch's version on its own).
+WRITERS = {"zk_writer.py", "leadership.py"}
+
+
+def zk_writes(path: Path) -> list[str]:
+    """`<receiver>.<write>(...)` calls on a ZooKeeper client (`zk`, `self.zk`, `self._zk`)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        receiver = node.func.value
+        name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")
+        if name in ("zk", "_zk") and node.func.attr in ZK_WRITES:
+            found.append(f"{path.name}:{node.lineno} {name}.{node.func.attr}")
+    return found
+
+
+def test_every_controller_write_goes_through_the_writer() -> None:
+    modules = sorted(CONTROLLER_DIR.glob("*.py"))
+    assert {p.name for p in modules} >= WRITERS | {"kafka_controller.py"}
+    assert [w for p in modules if p.name not in WRITERS for w in zk_writes(p)] == []
+    assert zk_writes(CONTROLLER_DIR / "zk_writer.py")  # the check sees writes where they are
+
+
+def test_without_the_writers_fence_a_deposed_controller_writes(
+    bare: Bare, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first test of this module, with the fence removed from the one place it lives.
+    monkeypatch.setattr(ControllerZkWriter, "fence", lambda _self: None)
+    bare.register(0)
+    bare.elect()
+    depose(bare)
+    admin.create_topic_with_assignment(bare.zk, "t", {0: [0]})
+    bare.dispatch(ev.TopicChange())
+    node = read(bare, znodes.topic_path("t"))
+    assert znodes.decode_topic(node.path, node.data).topic_id is not None
+    assert bare.controller.is_active

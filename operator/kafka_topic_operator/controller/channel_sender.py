@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kafka_topic_operator import broker_channel as bc
+from kafka_topic_operator.controller.zk_writer import write_pipelined
 from kafka_topic_operator.kafka.errors import ControllerMovedException
 from kafka_topic_operator.zk.client import Create, Fence, ZkClient
 
@@ -46,7 +47,9 @@ def write_requests(
     ]
     return [
         Undelivered(broker, request, outcome)
-        for (broker, request), outcome in zip(requests, zk.multi_many(batches, fence), strict=True)
+        for (broker, request), outcome in zip(
+            requests, write_pipelined(zk, batches, fence), strict=True
+        )
         if not isinstance(outcome, list)
     ]
 

@@ -12,11 +12,11 @@ from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.partition_state_machine import PartitionStateMachine
 from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMachine
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.controller.zk_state import OPS_PER_MULTI, chunks
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka import deletion
 from kafka_topic_operator.kafka.states import PartitionAndReplica
 from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.client import Delete, NoNodeError, TransactionFailed, ZkClient
+from kafka_topic_operator.zk.client import ZkClient
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ class DeletionManager:
     ) -> None:
         self.ctx = ctx
         self.zk = zk
+        self.writer = ControllerZkWriter(zk, ctx)
         self.replicas = replicas
         self.partitions = partitions
         self.batch = batch
@@ -187,15 +188,4 @@ class DeletionManager:
 
     def _delete(self, paths: Iterable[str]) -> None:
         """Fenced deletes in pipelined batches; a znode already gone is fine."""
-        fence = self.ctx.fence()
-        ops = [Delete(p) for p in paths]
-        batches = list(chunks(ops, OPS_PER_MULTI))
-        for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):
-            if isinstance(outcome, TransactionFailed):
-                for op in batch:
-                    try:
-                        self.zk.multi([op], fence)
-                    except TransactionFailed as failure:
-                        first = failure.first_error()
-                        if not (first and isinstance(first[1], NoNodeError)):
-                            raise
+        self.writer.delete_tolerating_missing(list(paths))

@@ -33,7 +33,8 @@ from kafka_topic_operator.controller.partition_state_machine import PartitionSta
 from kafka_topic_operator.controller.reassignments import Reassignments
 from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMachine
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.controller.zk_state import OPS_PER_MULTI, chunks, read_partition_states
+from kafka_topic_operator.controller.zk_reads import read_partition_states
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.brokers import BrokerInfo
 from kafka_topic_operator.kafka.errors import ControllerMovedException
@@ -45,7 +46,6 @@ from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import (
     Delete,
     Node,
-    NodeExistsError,
     SetData,
     TransactionFailed,
     ZkClient,
@@ -98,6 +98,7 @@ class KafkaController:
             secure_acls=config.secure_acls,
         )
         self.ctx = ControllerContext()
+        self.writer = ControllerZkWriter(self.zk, self.ctx)
         self.sender = ChannelSender(
             self.zk,
             lambda lost: self.put(ev.RequestUndelivered(lost)),
@@ -407,7 +408,7 @@ class KafkaController:
     def _elect(self) -> None:
         """KafkaController.elect: watch `/controller`, and try to become it if it is free."""
         for path in znodes.PERSISTENT_ZK_PATHS:
-            self.zk.ensure_path(path)
+            self.writer.ensure_path(path)
         self.zk.exists(znodes.CONTROLLER_PATH, watch=self._on_controller_znode)
         current = read_controller_id(self.zk)
         if current is not None:
@@ -493,11 +494,10 @@ class KafkaController:
         )
         if node is None:
             log.info("Creating FeatureZNode at path: %s with contents: %s", path, wanted)
-            with contextlib.suppress(NodeExistsError):  # another controller just did
-                self.zk.create(path, znodes.encode_feature(wanted))
+            self.writer.write_feature(znodes.encode_feature(wanted), create=True)
         elif wanted != existing:
             log.info("Updating FeatureZNode at path: %s with contents: %s", path, wanted)
-            self.zk.set(path, znodes.encode_feature(wanted))
+            self.writer.write_feature(znodes.encode_feature(wanted), create=False)
 
     def _on_controller_failover(self) -> None:
         assert self.epoch is not None
@@ -510,7 +510,7 @@ class KafkaController:
         self._enable_feature_versioning()
         self.partition_sm.unclean_default = self._dynamic_unclean_default()
         for path in (bc.BROKER_CHANNELS_PATH, bc.CONTROLLED_SHUTDOWN_PATH):
-            self.zk.ensure_path(path)
+            self.writer.ensure_path(path)
         self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics)
         log_dir_events = self._children(
             znodes.LOG_DIR_EVENT_NOTIFICATION_PATH, self._on_log_dir_events
@@ -521,9 +521,9 @@ class KafkaController:
         # What was notified before this failover is read afresh with the context (Kafka's
         # deleteLogDirEventNotifications and deleteIsrChangeNotifications).
         log.info("Deleting log dir event notifications")
-        self._delete_tolerating_missing(log_dir_events)
+        self._delete_notifications(log_dir_events)
         log.info("Deleting isr change notifications")
-        self._delete_tolerating_missing(isr_changes)
+        self._delete_notifications(isr_changes)
         self._initialize_context()
         rebuilt = time.monotonic() - started
         deletions = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
@@ -634,23 +634,13 @@ class KafkaController:
     def _write_topic_ids(self, writes: list[SetData]) -> None:
         """setTopicIds, but conditional on the version read: a topic znode changed meanwhile
         keeps its new content and is handled by its own modification event."""
-        if not writes:
-            return
-        fence = self.ctx.fence()
-        batches = list(chunks(writes, OPS_PER_MULTI))
-        for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):
-            if isinstance(outcome, TransactionFailed):
-                for write in batch:
-                    try:
-                        self.zk.multi([write], fence)
-                    except TransactionFailed as e:
-                        log.warning("Topic id not written to %s: %s", write.path, e)
-                        topic = write.path.rsplit("/", 1)[-1]
-                        self.put(ev.PartitionModifications(topic))
+        for write, failure in self.writer.apply_each(writes):
+            log.warning("Topic id not written to %s: %s", write.path, failure)
+            self.put(ev.PartitionModifications(write.path.rsplit("/", 1)[-1]))
 
     def _add_broker_channel(self, broker: int) -> None:
-        self.zk.ensure_path(bc.requests_path(broker))
-        self.zk.ensure_path(bc.responses_path(broker))
+        self.writer.ensure_path(bc.requests_path(broker))
+        self.writer.ensure_path(bc.responses_path(broker))
         self.zk.children(bc.responses_path(broker), watch=self._on_responses)
 
     def _topic_configs(self, topics: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
@@ -876,7 +866,7 @@ class KafkaController:
             and (known := self.ctx.assignment(TopicPartition(topic, p))) is not None
         }
         data = znodes.encode_topic(kept, self.ctx.topic_ids.get(topic))
-        self.zk.multi([SetData(znodes.topic_path(topic), data)], self.ctx.fence())
+        self.writer.apply([SetData(znodes.topic_path(topic), data)])
 
     def _process_topic_deletion(self) -> None:
         marked = self.zk.children(znodes.DELETE_TOPICS_PATH, watch=self._on_delete_topics) or []
@@ -909,7 +899,7 @@ class KafkaController:
                 self.batch.add_update_metadata(self.ctx.live_or_shutting_down_broker_ids, known)
                 self.batch.send()
         finally:
-            self._delete_tolerating_missing(paths)
+            self._delete_notifications(paths)
 
     def _children(self, path: str, watch: Any) -> list[str]:
         """The paths of `path`'s children, its child watch set."""
@@ -938,7 +928,7 @@ class KafkaController:
                 self.ctx.replicas_on_brokers(sorted(set(brokers))), _R.ONLINE_REPLICA
             )
         finally:
-            self._delete_tolerating_missing(paths)
+            self._delete_notifications(paths)
 
     def _on_leader_and_isr_response(self, broker: int, response: bc.LeaderAndIsrResponse) -> None:
         """processLeaderAndIsrResponseReceived: KAFKA_STORAGE_ERROR marks a replica as in a
@@ -963,14 +953,9 @@ class KafkaController:
             log.info("Mark replicas %s on broker %d as offline", ",".join(map(str, new)), broker)
             self._on_replicas_become_offline([PartitionAndReplica(tp, broker) for tp in new])
 
-    def _delete_tolerating_missing(self, paths: list[str]) -> None:
-        fence = self.ctx.fence()
-        batches = list(chunks([Delete(p) for p in paths], OPS_PER_MULTI))
-        for batch, outcome in zip(batches, self.zk.multi_many(batches, fence), strict=True):
-            if isinstance(outcome, TransactionFailed):
-                for op in batch:
-                    with contextlib.suppress(TransactionFailed):
-                        self.zk.multi([op], fence)
+    def _delete_notifications(self, paths: list[str]) -> None:
+        """Notifications read are deleted; one that cannot be (already gone) is left."""
+        self.writer.apply_each([Delete(p) for p in paths])
 
     # ---- config changes --------------------------------------------------------------------------
 
@@ -1069,12 +1054,14 @@ class KafkaController:
         creation time. Only the active controller purges here, its deletes fenced."""
         if not self.is_active:
             return
-        fence = self.ctx.fence()
-        for node in self.zk.get_many(paths):
-            if node is not None and now - node.mtime > CONFIG_CHANGE_EXPIRATION_MS:
-                log.debug("Purging change notification %s", node.path)
-                with contextlib.suppress(TransactionFailed):  # already gone
-                    self.zk.multi([Delete(node.path)], fence)
+        expired = [
+            node.path
+            for node in self.zk.get_many(paths)
+            if node is not None and now - node.mtime > CONFIG_CHANGE_EXPIRATION_MS
+        ]
+        for path in expired:
+            log.debug("Purging change notification %s", path)
+        self.writer.apply_each([Delete(p) for p in expired])  # one already gone is fine
 
     # ---- preferred replica elections -------------------------------------------------------------
 
@@ -1118,7 +1105,7 @@ class KafkaController:
             # at (a znode someone else removed is fine), and an event looks again, so a request
             # written right after the delete is not missed.
             with contextlib.suppress(TransactionFailed):
-                self.zk.multi([Delete(path)], self.ctx.fence())
+                self.writer.apply([Delete(path)])
             self.put(ev.ReplicaLeaderElection())
 
     def _on_replica_election(self, partitions: list[TopicPartition], trigger: str) -> None:
@@ -1210,7 +1197,7 @@ class KafkaController:
             result = self._do_controlled_shutdown(request.request)
             data = bc.encode_controlled_shutdown(request.request, result)
             with contextlib.suppress(TransactionFailed):  # the broker gave up and left
-                self.zk.multi([SetData(path, data, node.version)], self.ctx.fence())
+                self.writer.apply([SetData(path, data, node.version)])
 
     def _do_controlled_shutdown(
         self, request: bc.ControlledShutdownRequest
@@ -1287,7 +1274,7 @@ class KafkaController:
                 self._on_stop_replica_response(broker, response)
             elif isinstance(response, bc.LeaderAndIsrResponse):
                 self._on_leader_and_isr_response(broker, response)
-        self._delete_tolerating_missing(paths)
+        self._delete_notifications(paths)
 
     def _on_stop_replica_response(self, broker: int, response: bc.StopReplicaResponse) -> None:
         pending = self.batch.pending_stop_replica.pop(response.correlation_id, None)

@@ -12,11 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.controller.zk_state import (
-    create_partition_states,
-    read_partition_states,
-    update_leader_and_isr,
-)
+from kafka_topic_operator.controller.zk_reads import read_partition_states
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.errors import (
     ControllerMovedException,
@@ -26,7 +23,7 @@ from kafka_topic_operator.kafka.errors import (
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.states import PartitionState, plan_partition_transitions
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk.client import Fence, ZkClient
+from kafka_topic_operator.zk.client import ZkClient
 
 log = logging.getLogger("kafka_topic_operator.state.change")
 
@@ -48,6 +45,7 @@ class PartitionStateMachine:
     ) -> None:
         self.ctx = ctx
         self.zk = zk
+        self.writer = ControllerZkWriter(zk, ctx)
         self.batch = batch
         self.controller_id = controller_id
         self.topic_configs = topic_configs
@@ -191,7 +189,7 @@ class PartitionStateMachine:
             )
         if not to_create:
             return results
-        created = create_partition_states(self.zk, self._fence, to_create)
+        created = self.writer.create_partition_states(to_create)
         for tp, error in created.items():
             if error is not None:
                 results[tp] = error
@@ -255,7 +253,7 @@ class PartitionStateMachine:
                 recipients[tp] = result.live_replicas
         if not updates:
             return []
-        outcome = update_leader_and_isr(self.zk, self._fence, updates, self.ctx.epoch)
+        outcome = self.writer.update_leader_and_isr(updates, self.ctx.epoch)
         self.ctx.written_this_event.update(outcome.updated)
         for tp, lai in outcome.updated.items():
             leadership = LeaderIsrAndControllerEpoch(lai, self.ctx.epoch)
@@ -331,7 +329,3 @@ class PartitionStateMachine:
             )
             for tp in without_live_isr
         }
-
-    @property
-    def _fence(self) -> Fence:
-        return self.ctx.fence()

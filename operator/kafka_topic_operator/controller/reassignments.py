@@ -19,7 +19,8 @@ from kafka_topic_operator.controller.deletion_manager import DeletionManager
 from kafka_topic_operator.controller.partition_state_machine import PartitionStateMachine
 from kafka_topic_operator.controller.replica_state_machine import ReplicaStateMachine
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.controller.zk_state import read_partition_states, update_leader_and_isr
+from kafka_topic_operator.controller.zk_reads import read_partition_states
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.errors import ControllerMovedException, IllegalStateException
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
@@ -27,7 +28,7 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.client import Delete, Fence, SetData, ZkClient
+from kafka_topic_operator.zk.client import Delete, SetData, ZkClient
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +49,13 @@ class Reassignments:
     ) -> None:
         self.ctx = ctx
         self.zk = zk
+        self.writer = ControllerZkWriter(zk, ctx)
         self.replicas = replicas
         self.partitions = partitions
         self.batch = batch
         self.deletion = deletion
         self.watch_state = watch_state
         self.detect_next = detect_next
-
-    @property
-    def _fence(self) -> Fence:
-        return self.ctx.fence()
 
     # ---- triggers --------------------------------------------------------------------------------
 
@@ -258,7 +256,7 @@ class Reassignments:
             lai = state.leader_and_isr
             # newEpoch keeps the leader recovery state
             bumped = replace(lai, leader_epoch=lai.leader_epoch + 1)
-            outcome = update_leader_and_isr(self.zk, self._fence, {tp: bumped}, self.ctx.epoch)
+            outcome = self.writer.update_leader_and_isr({tp: bumped}, self.ctx.epoch)
             if tp in outcome.updated:
                 leadership = LeaderIsrAndControllerEpoch(outcome.updated[tp], self.ctx.epoch)
                 self.ctx.leadership[tp] = leadership
@@ -310,7 +308,7 @@ class Reassignments:
                 f"Failed to update assignment for {tp} since the topic has no current assignment"
             )
         data = znodes.encode_topic(partitions, self.ctx.topic_ids.get(tp.topic))
-        self.zk.multi([SetData(path, data)], self._fence)
+        self.writer.apply([SetData(path, data)])
         log.info("Updated assignment of %s in ZooKeeper to %s", tp, assignment)
 
     def _remove_from_zk(
@@ -332,14 +330,12 @@ class Reassignments:
         if not left:
             log.info("No more partitions need to be reassigned. Deleting zk path %s",
                      znodes.REASSIGN_PARTITIONS_PATH)  # fmt: skip
-            self.zk.multi([Delete(node.path, node.version)], self._fence)
+            self.writer.apply([Delete(node.path, node.version)])
             # As Kafka: "ensure we detect future reassignments". The watch may have been spent
             # on this controller's own last rewrite, and a new request may be there already.
             self.detect_next()
         else:
-            self.zk.multi(
-                [SetData(node.path, znodes.encode_reassignment(left), node.version)], self._fence
-            )
+            self.writer.apply([SetData(node.path, znodes.encode_reassignment(left), node.version)])
 
 
 def _invalid_target(target: Sequence[int]) -> str | None:

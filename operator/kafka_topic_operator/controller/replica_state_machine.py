@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.controller.zk_state import read_partition_states, update_leader_and_isr
+from kafka_topic_operator.controller.zk_reads import read_partition_states
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka.errors import ControllerMovedException, StateChangeFailedException
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
@@ -36,6 +37,7 @@ class ReplicaStateMachine:
     ) -> None:
         self.ctx = ctx
         self.zk = zk
+        self.writer = ControllerZkWriter(zk, ctx)
         self.batch = batch
         self.controller_id = controller_id
 
@@ -200,7 +202,6 @@ class ReplicaStateMachine:
                 done[tp] = written
             else:
                 remaining.append(tp)
-        fence = self.ctx.fence()
         shrunk = 0
         while remaining:
             reads = read_partition_states(self.zk, remaining)
@@ -237,7 +238,7 @@ class ReplicaStateMachine:
                     updates[tp] = new
             if not updates:
                 break
-            outcome = update_leader_and_isr(self.zk, fence, updates, self.ctx.epoch)
+            outcome = self.writer.update_leader_and_isr(updates, self.ctx.epoch)
             for tp, lai in outcome.updated.items():
                 leadership = LeaderIsrAndControllerEpoch(lai, self.ctx.epoch)
                 self.ctx.leadership[tp] = leadership

@@ -20,7 +20,8 @@ from kafka_topic_operator.controller.channel_sender import (
     write_requests,
 )
 from kafka_topic_operator.controller.context import ControllerContext
-from kafka_topic_operator.controller.zk_state import chunks
+from kafka_topic_operator.controller.zk_reads import chunks
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka.errors import IllegalStateException
 from kafka_topic_operator.kafka.leader_and_isr import (
     EPOCH_DURING_DELETE,
@@ -65,6 +66,7 @@ class RequestBatch:
         writes them before returning."""
         self.ctx = ctx
         self.zk = zk
+        self.writer = ControllerZkWriter(zk, ctx)
         self.sender = sender
         self.controller_id = controller_id
         self._leader_and_isr: dict[int, dict[TopicPartition, bc.LeaderAndIsrPartitionState]] = {}
@@ -241,7 +243,7 @@ class RequestBatch:
         return sent
 
     def _write(self, requests: Sequence[tuple[int, bc.Request]]) -> None:
-        fence = self.ctx.fence()
+        fence = self.writer.fence()
         if self.sender is not None:
             self.sender.submit(requests, fence)
             return
