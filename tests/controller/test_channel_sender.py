@@ -122,7 +122,7 @@ def test_the_controller_hears_of_undelivered_and_fenced_requests(zk: ZkClient) -
     )
     controller.sender._undelivered(Undelivered(3, request, "no queue"))
     controller.sender._fenced()
-    queued_events = [controller._queue.get_nowait() for _ in range(2)]
+    queued_events = [controller.events.queue.get_nowait() for _ in range(2)]
     assert queued_events == [ev.RequestUndelivered(Undelivered(3, request, "no queue")),
                              ev.ControllerChange()]  # fmt: skip
     controller._dispatch(queued_events[0])

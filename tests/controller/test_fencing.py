@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from kafka_topic_operator import broker_channel as bc
+from kafka_topic_operator.controller import config_changes, kafka_controller
 from kafka_topic_operator.controller import events as ev
-from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.controller.leadership import ControllerEpoch, try_become_controller
 from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka.ids import new_topic_id
@@ -164,7 +164,7 @@ def test_stale_controller_cannot_purge_config_change_notifications(
     admin.change_topic_config(bare.zk, "t", {"retention.ms": "1"})
     [name] = bare.zk.children(znodes.CONFIG_CHANGES_PATH) or []
     before = read(bare, f"{znodes.CONFIG_CHANGES_PATH}/{name}")
-    monkeypatch.setattr(kafka_controller, "CONFIG_CHANGE_EXPIRATION_MS", -1)
+    monkeypatch.setattr(config_changes, "CONFIG_CHANGE_EXPIRATION_MS", -1)
     bare.dispatch(ev.ConfigChanges())
     assert read(bare, before.path) == before
     assert_resigned(bare)
@@ -424,8 +424,8 @@ def test_an_expired_session_drops_the_events_queued_in_it(bare: Bare) -> None:
         controller.put(event)
     controller.put(ev.ShutdownEventThread())
     session = controller.zk.session_id
-    controller._on_session_state("LOST")
-    assert list(controller._queue.queue) == [ev.ShutdownEventThread(), ev.Expire(session)]
+    controller.watches.on_session_state("LOST")
+    assert list(controller.events.queue.queue) == [ev.ShutdownEventThread(), ev.Expire(session)]
 
 
 # ---- one write path --------------------------------------------------------------------------

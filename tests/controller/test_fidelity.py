@@ -10,8 +10,8 @@ import pytest
 from kto_testing import eventually
 
 from kafka_topic_operator import broker_channel as bc
+from kafka_topic_operator.controller import config_changes
 from kafka_topic_operator.controller import events as ev
-from kafka_topic_operator.controller import kafka_controller
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, ReplicaState
@@ -111,7 +111,7 @@ def test_expired_config_change_notifications_are_purged(
     admin.change_topic_config(bare.zk, "t", {"retention.ms": "1"})
     bare.dispatch(ev.ConfigChanges())
     assert bare.zk.children(znodes.CONFIG_CHANGES_PATH)
-    monkeypatch.setattr(kafka_controller, "CONFIG_CHANGE_EXPIRATION_MS", -1)
+    monkeypatch.setattr(config_changes, "CONFIG_CHANGE_EXPIRATION_MS", -1)
     bare.dispatch(ev.ConfigChanges())
     assert bare.zk.children(znodes.CONFIG_CHANGES_PATH) == []
 
@@ -457,7 +457,7 @@ def test_a_changed_endpoint_reaches_every_broker(bare: Bare) -> None:
     bare.requests(1)
     bare.register(1, port=9093)  # the same registration, rewritten (KafkaZkClient.updateBrokerInfo)
     eventually(
-        lambda: ev.BrokerModifications(1) in list(bare.controller._queue.queue),
+        lambda: ev.BrokerModifications(1) in list(bare.controller.events.queue.queue),
         "the registration's data watch",
     )
     bare.dispatch(ev.BrokerModifications(1))
@@ -515,7 +515,7 @@ def test_a_preferred_election_request_removed_meanwhile_is_no_error(
     with caplog.at_level("ERROR"):
         bare.dispatch(ev.ReplicaLeaderElection())
     assert not [r for r in caplog.records if "Error processing event" in r.getMessage()]
-    assert ev.ReplicaLeaderElection() in list(bare.controller._queue.queue)
+    assert ev.ReplicaLeaderElection() in list(bare.controller.events.queue.queue)
 
 
 # ---- /feature: KafkaController.enableFeatureVersioning at every failover ---------------------
@@ -635,7 +635,7 @@ def test_an_unreadable_new_topic_is_reported_once_and_loaded_when_fixed(
     cluster.start_broker(0)
     controller = cluster.start_controller()
     cluster.settle(controller)
-    caplog.set_level("INFO", logger="kafka_topic_operator.controller.kafka_controller")
+    caplog.set_level("INFO", logger="kafka_topic_operator.controller")
     cluster.zk.create(znodes.topic_path("junk"), b"{not json")
     for topic in ("a", "b"):  # two later topic changes
         admin.create_topic_with_assignment(cluster.zk, topic, {0: [0]})

@@ -5,7 +5,7 @@ getTopicPartitionStates); its writes all go through `zk_writer`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeVar
 
@@ -53,3 +53,20 @@ def read_partition_states(zk: ZkClient, partitions: Iterable[TopicPartition]) ->
         except znodes.ZNodeDataError as e:
             out.malformed[tp] = e
     return out
+
+
+def read_topic_configs(zk: ZkClient, topics: Iterable[str]) -> dict[str, Mapping[str, str]]:
+    """Each topic's config overrides (`/config/topics/<t>`); one that cannot be read is logged,
+    and the topic keeps the defaults."""
+    topics = sorted(set(topics))
+    configs: dict[str, Mapping[str, str]] = {}
+    for topic, node in zip(
+        topics, zk.get_many(znodes.topic_config_path(t) for t in topics), strict=True
+    ):
+        if node is None:
+            continue
+        try:
+            configs[topic] = znodes.decode_config(node.path, node.data)
+        except znodes.ZNodeDataError as e:
+            log.error("Using defaults for a topic whose config cannot be read: %s", e)
+    return configs
