@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import socket
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Self, cast
+from typing import Any, cast
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
@@ -39,16 +36,32 @@ from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
 from kafka_topic_operator.kafka.errors import ControllerMovedException
 from kafka_topic_operator.zk import transaction as tx
+from kafka_topic_operator.zk.credentials import (
+    DigestCredentials,
+    SaslCredentials,
+    ZkCredentials,
+    load_credentials,
+)
 from kafka_topic_operator.zk.multi_read import GET_CHILDREN, GET_DATA, MultiRead, ReadResult
+from kafka_topic_operator.zk.ops import (
+    CONTROLLER_EPOCH_PATH,
+    Check,
+    Create,
+    Delete,
+    Fence,
+    Node,
+    Op,
+    SetData,
+)
 from kafka_topic_operator.zk.poll_handler import PollThreadingHandler
 from kafka_topic_operator.zk.set_watches import SetWatches, set_watches_requests
 
 log = logging.getLogger(__name__)
 
-CONTROLLER_EPOCH_PATH = "/controller_epoch"
 READS_PER_MULTI_READ = 500
 
 __all__ = [
+    "CONTROLLER_EPOCH_PATH",
     "BadVersionError",
     "Check",
     "Create",
@@ -60,8 +73,10 @@ __all__ = [
     "Node",
     "NodeExistsError",
     "NotEmptyError",
+    "Op",
     "SaslCredentials",
     "SetData",
+    "TransactionFailed",
     "ZkClient",
     "ZkConnectionError",
     "ZkCredentials",
@@ -71,115 +86,6 @@ __all__ = [
 
 class ZkConnectionError(RuntimeError):
     """ZooKeeper could not be reached within the allowed time."""
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class ZkCredentials:
-    """`user:password` for ZooKeeper; the password is never logged or printed."""
-
-    user: str
-    password: str
-
-    @classmethod
-    def parse(cls, text: str, source: str) -> Self:
-        user, sep, password = text.strip().partition(":")
-        if not sep or not user or not password:
-            raise ValueError(f"{source}: ZooKeeper credentials must be 'user:password'")
-        return cls(user, password)
-
-    @classmethod
-    def from_file(cls, path: Path) -> Self:
-        return cls.parse(path.read_text(), str(path))
-
-    @classmethod
-    def from_env(cls, variable: str) -> Self | None:
-        text = os.environ.get(variable)
-        return cls.parse(text, f"${variable}") if text else None
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(user={self.user!r}, password=<hidden>)"
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class DigestCredentials(ZkCredentials):
-    """Digest authentication (`addauth digest user:password`); ACLs name `digest:<user>:<hash>`."""
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class SaslCredentials(ZkCredentials):
-    """SASL DIGEST-MD5: what a Kafka broker's JAAS `Client` section with ZooKeeper's
-    DigestLoginModule gives; ACLs name `sasl:<user>`."""
-
-
-def load_credentials(digest_file: Path | None, sasl_file: Path | None) -> ZkCredentials | None:
-    """The credentials a command was given: `--zookeeper-digest-file` or `--zookeeper-sasl-file`,
-    else $KTO_ZOOKEEPER_DIGEST or $KTO_ZOOKEEPER_SASL; never both kinds."""
-    if digest_file is not None and sasl_file is not None:
-        raise ValueError("give --zookeeper-digest-file or --zookeeper-sasl-file, not both")
-    if sasl_file is not None:
-        return SaslCredentials.from_file(sasl_file)
-    if digest_file is not None:
-        return DigestCredentials.from_file(digest_file)
-    digest = DigestCredentials.from_env("KTO_ZOOKEEPER_DIGEST")
-    sasl = SaslCredentials.from_env("KTO_ZOOKEEPER_SASL")
-    if digest is not None and sasl is not None:
-        raise ValueError("set $KTO_ZOOKEEPER_DIGEST or $KTO_ZOOKEEPER_SASL, not both")
-    return digest or sasl
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """A znode's data and the version that conditional writes must name."""
-
-    path: str
-    data: bytes
-    version: int
-    ephemeral_owner: int
-    czxid: int
-    mtime: int = 0  # milliseconds since the epoch, the server's clock at the last write
-
-
-@dataclass(frozen=True, slots=True)
-class Create:
-    path: str
-    data: bytes = b""
-    ephemeral: bool = False
-    sequence: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SetData:
-    path: str
-    data: bytes
-    version: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class Delete:
-    path: str
-    version: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    path: str
-    version: int
-
-
-Op = Create | SetData | Delete | Check
-
-
-@dataclass(frozen=True, slots=True)
-class Fence:
-    """The controller epoch znode's version this controller won with; every write checks it.
-    `session`: the ZooKeeper session it was won in (0: any). A write is never sent in another
-    session: after an expiry, kazoo opens a new session at once, and an event the controller
-    was handling would otherwise go on writing there before it learns of the expiry (Kafka's
-    client fails such a request with SESSIONEXPIRED)."""
-
-    epoch_zk_version: int
-    path: str = CONTROLLER_EPOCH_PATH
-    session: int = 0
 
 
 class TransactionFailed(Exception):

@@ -3,6 +3,9 @@
 Pure (bytes in, bytes out, no kazoo). Encoders write compact UTF-8 JSON; decoders read keys by
 name and are as tolerant as Kafka's (unknown keys, optional keys, any version), and raise
 ZNodeDataError naming the path and the fault for anything Kafka could not read either.
+
+Kept whole: it is Kafka's ZkData, one path and codec pair per znode, read side by side with
+Kafka's own table of znodes; split, a reader would look for a znode in several files.
 """
 
 from __future__ import annotations
