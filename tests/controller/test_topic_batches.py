@@ -21,10 +21,16 @@ from kafka_topic_operator.topics import batcher as batcher_module
 from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.plan import CreateTopic, Reason
 from kafka_topic_operator.topics.reconcile import Request, Step, reconcile_topics
+from kafka_topic_operator.topics.spec import parse_spec
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 
 from .conftest import Cluster
+
+
+def request(name: str, spec: dict[str, Any], managed_topic: str | None = None) -> Request:
+    """A reconcile request as the handler makes it: the spec parsed where it enters."""
+    return Request(name, parse_spec(name, spec), managed_topic)
 
 
 def partitions_of(cluster: Cluster, topic: str) -> int:
@@ -37,11 +43,11 @@ def test_a_batch_plans_each_topic_as_alone_and_in_order(cluster: Cluster) -> Non
     for broker in (0, 1):
         cluster.start_broker(broker)
     requests = [
-        *(Request(f"t{i}", {"partitions": 1 + i % 4, "replicas": 1 + i % 2}) for i in range(20)),
-        Request("bad", {"partitions": 0, "replicas": 1}),
-        Request("wide", {"partitions": 1, "replicas": 3}),
-        Request("dotted", {"topicName": "a.b", "partitions": 1, "replicas": 1}),
-        Request("underscored", {"topicName": "a_b", "partitions": 1, "replicas": 1}),
+        *(request(f"t{i}", {"partitions": 1 + i % 4, "replicas": 1 + i % 2}) for i in range(20)),
+        request("bad", {"partitions": 0, "replicas": 1}),
+        request("wide", {"partitions": 1, "replicas": 3}),
+        request("dotted", {"topicName": "a.b", "partitions": 1, "replicas": 1}),
+        request("underscored", {"topicName": "a_b", "partitions": 1, "replicas": 1}),
     ]
     outcomes = reconcile_topics(cluster.zk, requests)
     steps = [o for o in outcomes if isinstance(o, Step)]
@@ -81,7 +87,7 @@ def test_a_failed_write_fails_only_its_topic(
         return found
 
     monkeypatch.setattr(cluster.zk, "read_many", then_taken)
-    requests = [Request(name, {"partitions": 2, "replicas": 1}) for name in ("x", "taken", "y")]
+    requests = [request(name, {"partitions": 2, "replicas": 1}) for name in ("x", "taken", "y")]
     outcomes = reconcile_topics(cluster.zk, requests)
     assert isinstance(outcomes[1], TopicExistsException)
     assert str(outcomes[1]) == "Topic 'taken' already exists."
@@ -100,7 +106,7 @@ def test_the_reassignments_of_a_batch_go_in_one_znode(cluster: Cluster) -> None:
         admin.create_topic_with_assignment(cluster.zk, name, {0: [0], 1: [1]})
     wanted = {"replicaAssignment": [[1, 2], [2, 0]]}
     outcomes = reconcile_topics(
-        cluster.zk, [Request(n, wanted, managed_topic=n) for n in ("r0", "r1")]
+        cluster.zk, [request(n, wanted, managed_topic=n) for n in ("r0", "r1")]
     )
     assert all(isinstance(o, Step) and o.plan.blocked is None for o in outcomes), [
         getattr(o, "plan", o) for o in outcomes
@@ -113,7 +119,7 @@ def test_the_reassignments_of_a_batch_go_in_one_znode(cluster: Cluster) -> None:
         for p, r in enumerate(wanted["replicaAssignment"])
     }
     waiting = reconcile_topics(
-        cluster.zk, [Request(n, wanted, managed_topic=n) for n in ("r2", "r3")]
+        cluster.zk, [request(n, wanted, managed_topic=n) for n in ("r2", "r3")]
     )
     assert [(type(o), str(o)) for o in waiting] == [
         (
@@ -137,15 +143,15 @@ def test_every_topic_name_is_listed_only_for_a_name_that_could_collide(
         return read_many(data, children)
 
     monkeypatch.setattr(cluster.zk, "read_many", recording)
-    reconcile_topics(cluster.zk, [Request("orders", {"partitions": 1, "replicas": 1})])
+    reconcile_topics(cluster.zk, [request("orders", {"partitions": 1, "replicas": 1})])
     assert not any(znodes.TOPICS_PATH in c for c in listed)
-    reconcile_topics(cluster.zk, [Request("my.orders", {"partitions": 1, "replicas": 1})])
+    reconcile_topics(cluster.zk, [request("my.orders", {"partitions": 1, "replicas": 1})])
     assert any(znodes.TOPICS_PATH in c for c in listed)
 
 
 def test_requests_naming_one_topic_cannot_be_batched(cluster: Cluster) -> None:
-    twice = [Request("a", {"topicName": "t", "partitions": 1, "replicas": 1}),
-             Request("b", {"topicName": "t", "partitions": 1, "replicas": 1})]  # fmt: skip
+    twice = [request("a", {"topicName": "t", "partitions": 1, "replicas": 1}),
+             request("b", {"topicName": "t", "partitions": 1, "replicas": 1})]  # fmt: skip
     with pytest.raises(ValueError, match="distinct topics"):
         reconcile_topics(cluster.zk, twice)
 
@@ -199,14 +205,14 @@ def test_what_waits_goes_as_one_batch_and_is_read_back_online(
     for broker in (0, 1, 2):
         cluster.start_broker(broker)
     cluster.start_controller()
-    first = Request("first", {"partitions": 3, "replicas": 3})
+    first = request("first", {"partitions": 3, "replicas": 3})
     with held_on_first(cluster.zk, monkeypatch, first, creation_wait=10.0) as (
         batcher,
         held,
         first_future,
     ):
         spec = {"partitions": 6, "replicas": 2}
-        rest = [batcher.submit(Request(f"t{i}", spec)) for i in range(25)]
+        rest = [batcher.submit(request(f"t{i}", spec)) for i in range(25)]
         held.release.set()
         outcomes = results([first_future, *rest])
     assert held.batches == [["first"], [f"t{i}" for i in range(25)]]
@@ -222,13 +228,13 @@ def test_requests_for_one_topic_go_in_separate_batches(
     cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cluster.start_broker(0)
-    first = Request("first", {"partitions": 1, "replicas": 1})
+    first = request("first", {"partitions": 1, "replicas": 1})
     with held_on_first(cluster.zk, monkeypatch, first) as (batcher, held, first_future):
         futures = [first_future]
         for resource in ("a", "b", "c"):
             spec = {"topicName": "shared", "partitions": 1, "replicas": 1}
-            futures.append(batcher.submit(Request(resource, spec)))
-        futures.append(batcher.submit(Request("other", {"partitions": 1, "replicas": 1})))
+            futures.append(batcher.submit(request(resource, spec)))
+        futures.append(batcher.submit(request("other", {"partitions": 1, "replicas": 1})))
         held.release.set()
         outcomes = results(futures)
     assert held.batches == [["first"], ["a", "other"], ["b"], ["c"]]
@@ -251,11 +257,11 @@ def test_a_request_that_breaks_the_planner_fails_alone(
         return real_plan(desired, *args, **kwargs)
 
     monkeypatch.setattr(reconcile, "plan", plan)
-    first = Request("first", {"partitions": 1, "replicas": 1})
+    first = request("first", {"partitions": 1, "replicas": 1})
     with held_on_first(cluster.zk, monkeypatch, first) as (batcher, held, first_future):
         names = ("a", "poison", "b")
         futures = [first_future]
-        futures += [batcher.submit(Request(n, {"partitions": 1, "replicas": 1})) for n in names]
+        futures += [batcher.submit(request(n, {"partitions": 1, "replicas": 1})) for n in names]
         held.release.set()
         with pytest.raises(RuntimeError, match="a bug"):
             futures[2].result(timeout=30)
@@ -272,8 +278,8 @@ def test_zookeeper_out_of_reach_and_stopping_fail_the_futures(zk_chroot: str) ->
     zk.stop()
     try:
         with pytest.raises(ZkConnectionError):
-            batcher.submit(Request("t", {"partitions": 1, "replicas": 1})).result(timeout=30)
+            batcher.submit(request("t", {"partitions": 1, "replicas": 1})).result(timeout=30)
     finally:
         batcher.stop()
     with pytest.raises(ZkConnectionError, match="stopping"):
-        batcher.submit(Request("t", {"partitions": 1, "replicas": 1})).result(timeout=1)
+        batcher.submit(request("t", {"partitions": 1, "replicas": 1})).result(timeout=1)

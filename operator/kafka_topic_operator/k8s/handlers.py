@@ -33,10 +33,10 @@ from kafka_topic_operator.kafka.errors import (
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.follow import StatusFollower
-from kafka_topic_operator.topics.ownership import TopicClaims, claim_of, topic_of
+from kafka_topic_operator.topics.ownership import TopicClaims, claim_of
 from kafka_topic_operator.topics.plan import announcement
 from kafka_topic_operator.topics.reconcile import Request, Step
-from kafka_topic_operator.topics.spec import DeletionPolicy, InvalidSpec, desired_topic
+from kafka_topic_operator.topics.spec import DeletionPolicy, RejectedSpec, parse_spec, topic_of
 from kafka_topic_operator.topics.status import (
     FOLLOWED_REASONS,
     Condition,
@@ -285,21 +285,22 @@ async def _reconcile(
     annotations = meta.get("annotations") or {}
     generation = int(meta.get("generation") or 0)
     rt = runtime()
+    desired = parse_spec(name, spec)  # the spec's one parse: typed from here to the znodes
+    topic = desired.name
     if annotations.get(PAUSE) == "true":
         paused = Condition("Unknown", "ReconciliationPaused", f'{PAUSE} is "true"')
-        _set_condition(patch, status, meta, paused, topic_of(name, spec))
+        _set_condition(patch, status, meta, paused, topic)
         return
     if annotations.get(MANAGED) == "false":
         left = Condition("Unknown", "Unmanaged", f'{MANAGED} is "false": the topic is left alone')
-        _set_condition(patch, status, meta, left, topic_of(name, spec))
+        _set_condition(patch, status, meta, left, topic)
         return
-    topic = topic_of(name, spec)
     owner = _owner(topic)
     if owner is not None and owner != (namespace or "", name):
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
-    request = Request(name, dict(spec), managed_topic=managed_topic(status))
+    request = Request(name, desired, managed_topic=managed_topic(status))
     try:
         outcome, status = await _through_outages(rt, request, name, namespace, meta, status,
                                                  body)  # fmt: skip
@@ -546,7 +547,7 @@ def _reconcile_drift(
     status written here."""
     status = resource.get("status") or {}
     generation = int((resource.get("metadata") or {}).get("generation") or 0)
-    request = Request(name, dict(resource.get("spec") or {}), managed_topic(status))
+    request = Request(name, parse_spec(name, resource.get("spec") or {}), managed_topic(status))
     try:
         outcome = rt.batcher.submit(request).result()
     except ReassignmentInProgressException:
@@ -600,7 +601,8 @@ async def _delete_through_outages(kwargs: dict[str, Any]) -> None:
                 raise  # kopf retries (ZOOKEEPER_RETRY)
             health.report_failure(str(e))
             if not reported:
-                request = Request(kwargs["name"], dict(kwargs["spec"]), managed_topic(status))
+                parsed = parse_spec(kwargs["name"], kwargs["spec"])
+                request = Request(kwargs["name"], parsed, managed_topic(status))
                 status = await _report_unavailable(request, kwargs.get("namespace"),
                                                    kwargs["meta"], status, kwargs["body"],
                                                    str(e))  # fmt: skip
@@ -625,9 +627,8 @@ def _delete(
     body: kopf.Body,
     **_: Any,
 ) -> None:
-    try:
-        desired = desired_topic(name, spec)
-    except InvalidSpec:
+    desired = parse_spec(name, spec)
+    if isinstance(desired, RejectedSpec):
         return  # an invalid spec never created a topic
     released = (meta.get("annotations") or {}).get(MANAGED) == "false"
     if released or desired.deletion_policy is DeletionPolicy.RETAIN:

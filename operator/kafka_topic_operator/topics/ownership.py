@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_topic_operator.topics.spec import topic_of
+
 ResourceKey = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 
 
@@ -27,11 +29,6 @@ class Claim:
     @property
     def key(self) -> ResourceKey:
         return (self.namespace, self.name)
-
-
-def topic_of(name: str, spec: Mapping[str, Any]) -> str:
-    """The topic a resource names: spec.topicName, else the resource's own name."""
-    return str(spec.get("topicName") or name)
 
 
 def claim_of(namespace: str | None, name: str, spec: Mapping[str, Any],

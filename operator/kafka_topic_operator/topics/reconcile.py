@@ -21,7 +21,6 @@ from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
-from kafka_topic_operator.topics.ownership import topic_of
 from kafka_topic_operator.topics.plan import (
     CreateTopic,
     Plan,
@@ -30,7 +29,7 @@ from kafka_topic_operator.topics.plan import (
     plan,
     unreadable_message,
 )
-from kafka_topic_operator.topics.spec import DesiredTopic, InvalidSpec, desired_topic
+from kafka_topic_operator.topics.spec import DesiredTopic, ParsedSpec, RejectedSpec, parse_spec
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
@@ -39,14 +38,14 @@ from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
 @dataclass(frozen=True, slots=True)
 class Request:
     resource_name: str
-    spec: Mapping[str, Any]
+    desired: ParsedSpec  # parsed where the resource entered (`spec.parse_spec`)
     # The topic this resource already manages (from its status); any other existing topic is
     # adopted only if it matches the spec.
     managed_topic: str | None = None
 
     @property
     def topic(self) -> str:
-        return topic_of(self.resource_name, self.spec)
+        return self.desired.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +65,8 @@ def reconcile_topic(
 ) -> Step:
     """One resource's step. Raises what AdminZkClient raises when a write fails (the topic
     created by someone else meanwhile, a znode changed since it was read)."""
-    outcome = reconcile_topics(zk, [Request(resource_name, spec, managed_topic)], rng, brokers)[0]
+    request = Request(resource_name, parse_spec(resource_name, spec), managed_topic)
+    outcome = reconcile_topics(zk, [request], rng, brokers)[0]
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
@@ -84,10 +84,11 @@ def reconcile_topics(
     outcomes: list[Step | Exception | None] = [None] * len(requests)
     valid: list[tuple[int, DesiredTopic]] = []
     for i, request in enumerate(requests):
-        try:
-            valid.append((i, desired_topic(request.resource_name, request.spec)))
-        except InvalidSpec as e:
-            outcomes[i] = Step(None, Plan(blocked=(Reason.INVALID_SPEC, str(e))))
+        if isinstance(request.desired, RejectedSpec):
+            blocked = (Reason.INVALID_SPEC, request.desired.message)
+            outcomes[i] = Step(None, Plan(blocked=blocked))
+        else:
+            valid.append((i, request.desired))
     if len({d.name for _, d in valid}) != len(valid):
         raise ValueError("requests reconciled together must name distinct topics")
     if valid:

@@ -82,12 +82,39 @@ class InvalidSpec(Exception):
     """The spec cannot be turned into a topic; the message says which field and why."""
 
 
+def topic_of(resource_name: str, spec: Mapping[str, Any]) -> str:
+    """The topic a resource names, valid spec or not: spec.topicName, else the resource's own
+    name (claims, and the status of a spec that cannot be parsed, use it)."""
+    return str(spec.get("topicName") or resource_name)
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedSpec:
+    """A spec no topic can be made from: the topic it names, and why (an InvalidSpec reason)."""
+
+    name: str
+    message: str
+
+
+ParsedSpec = DesiredTopic | RejectedSpec
+"""A KafkaTopic's spec as it travels from the handler to the plan: parsed once, where it enters."""
+
+
+def parse_spec(resource_name: str, spec: Mapping[str, Any]) -> ParsedSpec:
+    """`desired_topic`, with a rejection as a value rather than an exception."""
+    try:
+        return desired_topic(resource_name, spec)
+    except InvalidSpec as e:
+        return RejectedSpec(topic_of(resource_name, spec), str(e))
+
+
 def desired_topic(resource_name: str, spec: Mapping[str, Any]) -> DesiredTopic:
     """The topic a KafkaTopic named `resource_name` with `spec` asks for, or InvalidSpec."""
     try:
         parsed = TopicSpec.model_validate(dict(spec))
     except ValidationError as e:
         raise InvalidSpec(validation_message(e)) from None
+    # As topic_of, but an empty spec.topicName is refused with Kafka's message.
     name = parsed.topic_name if parsed.topic_name is not None else resource_name
     try:
         validate_topic_name(name)
