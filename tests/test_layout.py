@@ -145,3 +145,18 @@ def test_no_import_cycle() -> None:
     for module in sorted(graph):
         visit(module, [])
     assert cycles == []
+
+
+def test_the_architecture_page_lists_the_layers_as_they_are() -> None:
+    """docs/architecture.md's table of layers names every package, in the order checked here."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    section = page.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip().strip("`") for line in section.splitlines()
+            if line.startswith("| `")]  # fmt: skip
+    named = [
+        row.rstrip("/") if "_" in row and "/" not in row else f"kafka_topic_operator.{row[:-1]}"
+        for row in rows
+    ]
+    packages = [p.parent.name for p in PACKAGES["kafka_topic_operator"].glob("*/__init__.py")]
+    assert sorted(named[:-2]) == sorted(f"kafka_topic_operator.{p}" for p in packages)
+    assert named == LAYERS[1:]
