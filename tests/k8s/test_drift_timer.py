@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import kopf
 import pytest
 
-from kafka_topic_operator.k8s.handlers import _unsettled
+from kafka_topic_operator.k8s.handlers import Runtime, _unsettled
+from kafka_topic_operator.zk.client import ZkClient
+
+# What `kto run --selector team=a` hands kopf (the client never connects here).
+MEMO = kopf.Memo(runtime=Runtime(zk=ZkClient("127.0.0.1:1"), selector={"team": "a"}))
+SELECTED = {"team": "a"}
 
 
 def status(reason: str | None) -> dict[str, object]:
@@ -28,11 +34,9 @@ def status(reason: str | None) -> dict[str, object]:
     ],
 )
 def test_the_drift_timer_runs_for_every_unsettled_resource(reason: str | None, timed: bool) -> None:
-    assert _unsettled({}, status(reason)) is timed
+    assert _unsettled(SELECTED, status(reason), MEMO) is timed
 
 
-def test_no_timer_for_resources_of_other_selectors(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kafka_topic_operator.k8s import handlers
-
-    monkeypatch.setattr(handlers, "_selected", lambda labels: False)
-    assert _unsettled({}, status("Reconciling")) is False
+def test_no_timer_for_resources_of_other_selectors() -> None:
+    assert _unsettled({"team": "b"}, status("Reconciling"), MEMO) is False
+    assert _unsettled({}, status("Reconciling"), MEMO) is False

@@ -227,16 +227,19 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
 
     waiting.install()
 
+    # What the handlers share, handed to kopf as the operator's memo (each handler's `memo`).
+    memo = kopf.Memo()
     if args.rebalance:
-        from kafka_topic_operator.k8s import rebalance_handlers  # registers its daemon
+        from kafka_topic_operator.k8s import rebalance_handlers  # noqa: F401  (registers its daemon)
+        from kafka_topic_operator.k8s.rebalance_planning import Settings
 
-        rebalance_handlers.SETTINGS = rebalance_handlers.Settings(
+        memo.rebalance = Settings(
             engines=args.rebalance_engines,
             planner_image=args.planner_image,
             planner_service_account=args.planner_service_account,
             log_dirs=tuple(args.log_dirs),
         )
-    handlers.RUNTIME = handlers.Runtime(
+    rt = memo.runtime = handlers.Runtime(
         zk=zk,
         selector=args.selector,
         namespaces=tuple(args.namespace or ()),
@@ -254,7 +257,7 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     if args.peering is not None and priority is None:
         priority = random.SystemRandom().randint(1, 2**31 - 1)
         log.info("peering %s with priority %d", args.peering, priority)
-    handlers.RUNTIME.start()
+    rt.start()
     try:
         kopf.run(
             standalone=args.peering is None,
@@ -263,7 +266,8 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
             clusterwide=not args.namespace,
             namespaces=args.namespace,
             liveness_endpoint=args.liveness or None,
+            memo=memo,
         )
     finally:
-        handlers.RUNTIME.stop()
+        rt.stop()
     return 0

@@ -85,7 +85,9 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.batcher = ReconcileBatcher(self.zk)
-        self.follower = StatusFollower(self.zk, refresh_statuses)
+        self.follower = StatusFollower(
+            self.zk, lambda snapshot, topics: refresh_statuses(self, snapshot, topics)
+        )
 
     def start(self) -> None:
         self.batcher.start()
@@ -98,17 +100,16 @@ class Runtime:
             self.health.close()
 
 
-RUNTIME: Runtime | None = None
-
-
-def runtime() -> Runtime:
-    if RUNTIME is None:
+def runtime(memo: kopf.Memo) -> Runtime:
+    """The Runtime `kto run` hands kopf as the operator's memo (`kopf.run(memo=...)`)."""
+    rt = memo.get("runtime")
+    if not isinstance(rt, Runtime):
         raise kopf.PermanentError("the operator runtime is not configured (start it with kto run)")
-    return RUNTIME
+    return rt
 
 
-def _selected(labels: Mapping[str, str], **_: Any) -> bool:
-    selector = RUNTIME.selector if RUNTIME else {}
+def _selected(labels: Mapping[str, str], memo: kopf.Memo, **_: Any) -> bool:
+    selector = runtime(memo).selector
     return all(labels.get(k) == v for k, v in selector.items())
 
 
@@ -130,9 +131,9 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
 
 
 @kopf.on.startup()
-def seed_claims(**_: Any) -> None:
+def seed_claims(memo: kopf.Memo, **_: Any) -> None:
     """Every selected resource's topic claim, before any handler asks who owns a topic."""
-    rt = runtime()
+    rt = runtime(memo)
     try:
         claims = list_claims(rt.namespaces, rt.selector)
     except Exception as e:  # the API not reachable yet: kopf retries startup handlers
@@ -142,8 +143,8 @@ def seed_claims(**_: Any) -> None:
 
 
 @kopf.on.startup()
-async def watch_zookeeper(**_: Any) -> None:
-    rt = runtime()
+async def watch_zookeeper(memo: kopf.Memo, **_: Any) -> None:
+    rt = runtime(memo)
     rt.health = ZooKeeperHealth(rt.zk, asyncio.get_running_loop(), await _probe_client(rt.zk))
     if rt.readiness:
         readiness.serve(rt.readiness, rt.health.ready)
@@ -162,30 +163,31 @@ async def _probe_client(zk: ZkClient) -> ZkClient | None:
 
 
 @kopf.on.probe(id="zookeeper")
-async def zookeeper_answering(**_: Any) -> str:
+async def zookeeper_answering(memo: kopf.Memo, **_: Any) -> str:
     """Shown by the liveness endpoint, never failing it: a restart does not bring ZooKeeper
     back (readiness, status, events and kto_zookeeper_up say it). Async, so it is answered on
     kopf's loop even while every handler thread waits on ZooKeeper."""
-    health = runtime().health
+    health = runtime(memo).health
     return "not answering" if health is None or health.down else "answering"
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
 async def track_claims(event: Mapping[str, Any], name: str, namespace: str | None,
                        spec: Mapping[str, Any], meta: Mapping[str, Any],
-                       labels: Mapping[str, str], **_: Any) -> None:  # fmt: skip
+                       labels: Mapping[str, str], memo: kopf.Memo,
+                       **_: Any) -> None:  # fmt: skip
     """Keeps the topic claims current. Async, so it runs inline on kopf's loop: a resource's
     own claim is recorded before its reconcile handler runs. (kopf's indexes would do this too,
     but they make every event wait on every other new object: quadratic in a burst.)"""
-    claims = runtime().claims
-    if event.get("type") == "DELETED" or not _selected(labels):
+    claims = runtime(memo).claims
+    if event.get("type") == "DELETED" or not _selected(labels, memo):
         claims.release(namespace or "", name)
     else:
         claims.claim(claim_of(namespace, name, spec, meta))
 
 
-def _owner(topic: str) -> tuple[str, str] | None:
-    return runtime().claims.owner(topic)
+def _owner(rt: Runtime, topic: str) -> tuple[str, str] | None:
+    return rt.claims.owner(topic)
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL, when=_selected)
@@ -218,7 +220,9 @@ def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
     kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, when=_unsettled)(drift)
 
 
-def _unsettled(labels: Mapping[str, str], status: Mapping[str, Any], **_: Any) -> bool:
+def _unsettled(
+    labels: Mapping[str, str], status: Mapping[str, Any], memo: kopf.Memo, **_: Any
+) -> bool:
     # Followed reasons are watched; a resource not reconciled yet waits for its create handler
     # (a timer would add a second reconcile of it to a long queue: ten thousand applied at
     # once). Reconciling keeps its timer: a Reconciling status the timer itself wrote (a
@@ -226,7 +230,7 @@ def _unsettled(labels: Mapping[str, str], status: Mapping[str, Any], **_: Any) -
     # timer whose filter stops matching is stopped with its retry. While a handler retries
     # one, the resource keeps changing and the timer's idle time keeps it from firing.
     reason = _ready_reason(status)
-    return _selected(labels) and reason is not None and reason not in UNSETTLED_EXCEPT
+    return _selected(labels, memo) and reason is not None and reason not in UNSETTLED_EXCEPT
 
 
 UNSETTLED_EXCEPT = FOLLOWED_REASONS
@@ -253,7 +257,7 @@ def _handling(kwargs: Mapping[str, Any], *, deleting: bool = False) -> Iterator[
         raise
     except ZkConnectionError as e:
         result = "zookeeper_unavailable"
-        if (health := runtime().health) is not None:
+        if (health := runtime(kwargs["memo"]).health) is not None:
             health.report_failure(str(e))
         unavailable = Condition("Unknown", "ZooKeeperUnavailable", str(e))
         named = topic_of(kwargs["name"], kwargs["spec"])
@@ -280,11 +284,12 @@ async def _reconcile(
     status: Mapping[str, Any],
     patch: kopf.Patch,
     body: kopf.Body,
+    memo: kopf.Memo,
     **_: Any,
 ) -> None:
     annotations = meta.get("annotations") or {}
     generation = int(meta.get("generation") or 0)
-    rt = runtime()
+    rt = runtime(memo)
     desired = parse_spec(name, spec)  # the spec's one parse: typed from here to the znodes
     topic = desired.name
     if annotations.get(PAUSE) == "true":
@@ -295,7 +300,7 @@ async def _reconcile(
         left = Condition("Unknown", "Unmanaged", f'{MANAGED} is "false": the topic is left alone')
         _set_condition(patch, status, meta, left, topic)
         return
-    owner = _owner(topic)
+    owner = _owner(rt, topic)
     if owner is not None and owner != (namespace or "", name):
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
         _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
@@ -482,13 +487,12 @@ def _status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str,
     return status_patch(old, new, now)
 
 
-def refresh_statuses(snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
+def refresh_statuses(rt: Runtime, snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
     """The status follower's callback (in its thread): each topic's resource shows what
     Kafka's controller did since its last reconcile."""
     import kubernetes
     from kubernetes.client.exceptions import ApiException
 
-    rt = runtime()
     with api_client() as client:
         api: Any = kubernetes.client.CustomObjectsApi(client)
         for topic in topics:
@@ -587,7 +591,7 @@ async def _delete_through_outages(kwargs: dict[str, Any]) -> None:
     """The finalizer's work in a thread; while ZooKeeper does not answer, status says
     ZooKeeperUnavailable and the deletion waits for ZooKeeper's return, then goes on at once
     (kopf's retry delay would outlive a short outage)."""
-    rt = runtime()
+    rt = runtime(kwargs["memo"])
     health = rt.health
     status: Mapping[str, Any] = kwargs["status"]
     reported = False
@@ -625,14 +629,16 @@ def _delete(
     status: Mapping[str, Any],
     patch: kopf.Patch,
     body: kopf.Body,
+    memo: kopf.Memo,
     **_: Any,
 ) -> None:
+    rt = runtime(memo)
     desired = parse_spec(name, spec)
     if isinstance(desired, RejectedSpec):
         return  # an invalid spec never created a topic
     released = (meta.get("annotations") or {}).get(MANAGED) == "false"
     if released or desired.deletion_policy is DeletionPolicy.RETAIN:
-        if runtime().zk.exists(znodes.delete_topic_path(desired.name)):
+        if rt.zk.exists(znodes.delete_topic_path(desired.name)):
             # Kafka's controller keeps a requested deletion queued until it can finish it (the
             # marker is read at failover only): the resource goes, the topic will not stay.
             why = f'{MANAGED}: "false"' if released else "deletionPolicy Retain"
@@ -643,10 +649,10 @@ def _delete(
             return
         log.info("Keeping topic %s: %s", desired.name, "unmanaged" if released else "Retain")
         return
-    owner = _owner(desired.name)
+    owner = _owner(rt, desired.name)
     if owner is not None and owner != (namespace or "", name):
         return  # the topic belongs to another resource
-    zk = runtime().zk
+    zk = rt.zk
     asked = status.get("deletion", {}).get("requested") if isinstance(status, Mapping) else None
     if not zk.exists(znodes.topic_path(desired.name)):
         if asked:  # the controller finished what this handler started
@@ -690,4 +696,4 @@ def _delete(
     raise waiting(message, delay=DELETION_RETRY)
 
 
-__all__ = ["FINALIZER", "RUNTIME", "Runtime"]
+__all__ = ["FINALIZER", "Runtime"]
