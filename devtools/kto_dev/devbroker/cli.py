@@ -7,21 +7,20 @@ are one line on stderr with exit status 1; usage errors exit with 2.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from kafka_topic_operator.process.argparsing import (
     RaisingParser,
     UsageError,
+    add_log_level_argument,
     non_negative_int,
     positive_float,
 )
 from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
 from kafka_topic_operator.process.log_format import process_logging
+from kafka_topic_operator.process.signals import termination_requested
 from kafka_topic_operator.zk.client import ZkConnectionError
 from kafka_topic_operator.zk.credential_flags import (
     add_zookeeper_auth_arguments,
@@ -80,12 +79,7 @@ def build_parser(prog: str = "kto dev-broker") -> argparse.ArgumentParser:
         help="leave without asking the controller (controlled.shutdown.enable=false)",
     )
     add_zookeeper_auth_arguments(parser, acl=False)
-    parser.add_argument(
-        "--log-level",
-        default="INFO",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        type=str.upper,
-    )
+    add_log_level_argument(parser)
     return parser
 
 
@@ -121,19 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(broker: DevBroker) -> int:
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if stop.is_set():
-            broker.interrupt_shutdown()
-        stop.set()
-
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = {}
-    if in_main_thread:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            previous[sig] = signal.signal(sig, on_signal)
-    try:
+    with termination_requested(again=broker.interrupt_shutdown) as stop:
         try:
             broker.start()
         except (
@@ -155,6 +137,3 @@ def _run(broker: DevBroker) -> int:
         stop.wait()
         broker.shutdown(controlled=True)
         return 0
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)

@@ -8,22 +8,21 @@ exit with 2, a ZooKeeper that cannot be reached with 1.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
 
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.process.argparsing import (
     RaisingParser,
     UsageError,
+    add_log_level_argument,
     boolean,
     non_negative_int,
     positive_float,
 )
 from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
 from kafka_topic_operator.process.log_format import process_logging
+from kafka_topic_operator.process.signals import termination_requested
 from kafka_topic_operator.zk.client import ZkConnectionError
 from kafka_topic_operator.zk.credential_flags import (
     add_zookeeper_auth_arguments,
@@ -95,12 +94,7 @@ def build_parser(prog: str = "kto controller") -> argparse.ArgumentParser:
         help="ZooKeeper session timeout (18, Kafka's default)",
     )
     add_zookeeper_auth_arguments(parser, acl=True)
-    parser.add_argument(
-        "--log-level",
-        default="INFO",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        type=str.upper,
-    )
+    add_log_level_argument(parser)
     return parser
 
 
@@ -133,16 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(controller: KafkaController) -> int:
-    stop = threading.Event()
-
-    def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            previous[sig] = signal.signal(sig, on_signal)
-    try:
+    with termination_requested() as stop:
         try:
             controller.start()
         except ZkConnectionError as e:
@@ -156,6 +141,3 @@ def _run(controller: KafkaController) -> int:
         stop.wait()
         controller.stop()
         return 0
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)

@@ -16,7 +16,11 @@ from pathlib import Path
 
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.k8s.kubeclient import credentials_problem
-from kafka_topic_operator.process.argparsing import UsageError, positive_float
+from kafka_topic_operator.process.argparsing import (
+    UsageError,
+    add_log_level_argument,
+    positive_float,
+)
 from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
 from kafka_topic_operator.process.log_format import process_logging
 from kafka_topic_operator.rebalance.spec import EngineType
@@ -169,9 +173,7 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         help="how long a reconcile waits for ZooKeeper before reporting ZooKeeperUnavailable",
     )
     add_zookeeper_auth_arguments(parser, acl=True)
-    parser.add_argument(
-        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper
-    )
+    add_log_level_argument(parser)
     return parser
 
 

@@ -21,6 +21,14 @@ class RaisingParser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def add_log_level_argument(parser: argparse.ArgumentParser) -> None:
+    """`--log-level`, shared by the long-running commands."""
+    parser.add_argument("--log-level", default="INFO", choices=LOG_LEVELS, type=str.upper)
+
+
 def non_negative_int(text: str) -> int:
     try:
         value = int(text)
