@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kafka_topic_operator.k8s.rebalance_handlers import Resource
+from kafka_topic_operator.k8s.rebalance_resource import Resource
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.results.plan_parts import changes_json
 from kafka_topic_operator.rebalance.results.summary import PartitionMove

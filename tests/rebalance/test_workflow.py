@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_topic_operator.k8s.rebalance_handlers import merge_patch
+from kafka_topic_operator.k8s.rebalance_resource import merge_patch
 from kafka_topic_operator.rebalance.execution.workflow import (
     ACCEPTED,
     ANNOTATION,
