@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime
 import logging
 import threading
@@ -98,6 +99,20 @@ class Runtime:
         self.batcher.stop()
         if self.health is not None:
             self.health.close()
+
+
+@dataclass(frozen=True)
+class Call:
+    """What kopf hands a KafkaTopic handler, as the handlers declare it."""
+
+    name: str
+    namespace: str | None
+    spec: Mapping[str, Any]
+    meta: Mapping[str, Any]
+    status: Mapping[str, Any]
+    patch: kopf.Patch
+    body: kopf.Body
+    memo: kopf.Memo
 
 
 def runtime(memo: kopf.Memo) -> Runtime:
@@ -198,17 +213,39 @@ def _owner(rt: Runtime, topic: str) -> tuple[str, str] | None:
                 id="reconcile/paused", when=_selected)  # fmt: skip
 @kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", MANAGED),
                 id="reconcile/managed", when=_selected)  # fmt: skip
-async def reconcile(**kwargs: Any) -> None:
+async def reconcile(
+    name: str,
+    namespace: str | None,
+    spec: kopf.Spec,
+    meta: kopf.Meta,
+    status: kopf.Status,
+    patch: kopf.Patch,
+    body: kopf.Body,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
     """Async: it waits on the batcher's future in kopf's loop, not in one of kopf's threads."""
-    with _handling(kwargs):
-        await _reconcile(**kwargs)
+    call = Call(name, namespace, spec, meta, status, patch, body, memo)
+    with _handling(call):
+        await _reconcile(call)
 
 
-async def drift(**kwargs: Any) -> None:
+async def drift(
+    name: str,
+    namespace: str | None,
+    spec: kopf.Spec,
+    meta: kopf.Meta,
+    status: kopf.Status,
+    patch: kopf.Patch,
+    body: kopf.Body,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
     """Reverts what was changed behind the operator's back (a config edited in ZooKeeper) and
     reports what cannot be (partitions added by hand)."""
-    with _handling(kwargs):
-        await _reconcile(**kwargs)
+    call = Call(name, namespace, spec, meta, status, patch, body, memo)
+    with _handling(call):
+        await _reconcile(call)
 
 
 def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
@@ -244,7 +281,7 @@ def _ready_reason(status: Mapping[str, Any]) -> str | None:
 
 
 @contextlib.contextmanager
-def _handling(kwargs: Mapping[str, Any], *, deleting: bool = False) -> Iterator[None]:
+def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
     """Metrics around a handler; ZooKeeper out of reach is said in status and retried later,
     instead of hanging."""
     started = time.monotonic()
@@ -257,36 +294,28 @@ def _handling(kwargs: Mapping[str, Any], *, deleting: bool = False) -> Iterator[
         raise
     except ZkConnectionError as e:
         result = "zookeeper_unavailable"
-        if (health := runtime(kwargs["memo"]).health) is not None:
+        if (health := runtime(call.memo).health) is not None:
             health.report_failure(str(e))
         unavailable = Condition("Unknown", "ZooKeeperUnavailable", str(e))
-        named = topic_of(kwargs["name"], kwargs["spec"])
-        _set_condition(kwargs["patch"], kwargs["status"], kwargs["meta"], unavailable, named)
+        named = topic_of(call.name, call.spec)
+        _set_condition(call.patch, call.status, call.meta, unavailable, named)
         raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
     finally:
         metrics.RECONCILES.labels(result).inc()
         metrics.RECONCILE_SECONDS.observe(time.monotonic() - started)
-        resource = f"{kwargs.get('namespace')}/{kwargs.get('name')}"
+        resource = f"{call.namespace}/{call.name}"
         if deleting and result == "ok":
             metrics.STATES.forget(resource)
         else:
-            current = {**kwargs["status"], **dict(kwargs["patch"].status or {})}
+            current = {**call.status, **dict(call.patch.status or {})}
             conditions = current.get("conditions") or [{}]
             offline = (current.get("partitionCounts") or {}).get("offline", 0)
             metrics.STATES.record(resource, str(conditions[0].get("reason", "")), int(offline))
 
 
-async def _reconcile(
-    name: str,
-    namespace: str | None,
-    spec: Mapping[str, Any],
-    meta: Mapping[str, Any],
-    status: Mapping[str, Any],
-    patch: kopf.Patch,
-    body: kopf.Body,
-    memo: kopf.Memo,
-    **_: Any,
-) -> None:
+async def _reconcile(call: Call) -> None:
+    name, namespace, spec, meta = call.name, call.namespace, call.spec, call.meta
+    status, patch, body, memo = call.status, call.patch, call.body, call.memo
     annotations = meta.get("annotations") or {}
     generation = int(meta.get("generation") or 0)
     rt = runtime(memo)
@@ -582,35 +611,44 @@ def _look_again(rt: Runtime, topic: str) -> None:
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)
-async def delete(**kwargs: Any) -> None:
-    with _handling(kwargs, deleting=True):
-        await _delete_through_outages(kwargs)
+async def delete(
+    name: str,
+    namespace: str | None,
+    spec: kopf.Spec,
+    meta: kopf.Meta,
+    status: kopf.Status,
+    patch: kopf.Patch,
+    body: kopf.Body,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
+    call = Call(name, namespace, spec, meta, status, patch, body, memo)
+    with _handling(call, deleting=True):
+        await _delete_through_outages(call)
 
 
-async def _delete_through_outages(kwargs: dict[str, Any]) -> None:
+async def _delete_through_outages(call: Call) -> None:
     """The finalizer's work in a thread; while ZooKeeper does not answer, status says
     ZooKeeperUnavailable and the deletion waits for ZooKeeper's return, then goes on at once
     (kopf's retry delay would outlive a short outage)."""
-    rt = runtime(kwargs["memo"])
+    rt = runtime(call.memo)
     health = rt.health
-    status: Mapping[str, Any] = kwargs["status"]
     reported = False
     waited = 0.0
     while True:
         try:
-            await asyncio.to_thread(_delete, **kwargs)
+            await asyncio.to_thread(_delete, call)
             return
         except ZkConnectionError as e:
             if health is None or waited > rt.retry_seconds * 30:
                 raise  # kopf retries (ZOOKEEPER_RETRY)
             health.report_failure(str(e))
             if not reported:
-                parsed = parse_spec(kwargs["name"], kwargs["spec"])
-                request = Request(kwargs["name"], parsed, managed_topic(status))
-                status = await _report_unavailable(request, kwargs.get("namespace"),
-                                                   kwargs["meta"], status, kwargs["body"],
-                                                   str(e))  # fmt: skip
-                kwargs = {**kwargs, "status": status}
+                parsed = parse_spec(call.name, call.spec)
+                request = Request(call.name, parsed, managed_topic(call.status))
+                status = await _report_unavailable(request, call.namespace, call.meta,
+                                                   call.status, call.body, str(e))  # fmt: skip
+                call = dataclasses.replace(call, status=status)
                 reported = True
             started = time.monotonic()
             await health.wait_up()
@@ -621,18 +659,10 @@ def _say_deleted(body: kopf.Body, topic: str) -> None:
     kopf.event(body, type="Normal", reason="Deleted", message=f"Topic '{topic}' deleted")
 
 
-def _delete(
-    name: str,
-    namespace: str | None,
-    spec: Mapping[str, Any],
-    meta: Mapping[str, Any],
-    status: Mapping[str, Any],
-    patch: kopf.Patch,
-    body: kopf.Body,
-    memo: kopf.Memo,
-    **_: Any,
-) -> None:
-    rt = runtime(memo)
+def _delete(call: Call) -> None:
+    name, namespace, spec, meta = call.name, call.namespace, call.spec, call.meta
+    status, patch, body = call.status, call.patch, call.body
+    rt = runtime(call.memo)
     desired = parse_spec(name, spec)
     if isinstance(desired, RejectedSpec):
         return  # an invalid spec never created a topic
