@@ -225,7 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
     import kopf
 
-    from kafka_topic_operator.k8s import handlers, waiting
+    from kafka_topic_operator.k8s import (
+        handlers,
+        operator_lifecycle,  # noqa: F401  (registers its handlers)
+        waiting,
+    )
 
     waiting.install()
 

@@ -1,4 +1,4 @@
-"""The kopf handlers for KafkaTopic resources: the only module importing kopf.
+"""The kopf handlers for KafkaTopic resources (`operator_lifecycle` holds the operator-wide ones).
 
 One reconcile path serves create, resume, spec updates and the drift timer; deletion is a
 finalizer that follows TopicDeletionManager (the delete marker, then waiting, with the reason in
@@ -21,8 +21,7 @@ from typing import Any
 
 import kopf
 
-from kafka_topic_operator.k8s import events, kopf_tuning, metrics, readiness
-from kafka_topic_operator.k8s.claims import list_claims
+from kafka_topic_operator.k8s import events, metrics
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.k8s.zookeeper_health import ZooKeeperHealth
@@ -34,7 +33,7 @@ from kafka_topic_operator.kafka.errors import (
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.follow import StatusFollower
-from kafka_topic_operator.topics.ownership import TopicClaims, claim_of
+from kafka_topic_operator.topics.ownership import TopicClaims
 from kafka_topic_operator.topics.plan import announcement
 from kafka_topic_operator.topics.reconcile import Request, Step
 from kafka_topic_operator.topics.spec import DeletionPolicy, RejectedSpec, parse_spec, topic_of
@@ -123,96 +122,23 @@ def runtime(memo: kopf.Memo) -> Runtime:
     return rt
 
 
-def _selected(labels: Mapping[str, str], memo: kopf.Memo, **_: Any) -> bool:
+def selected(labels: Mapping[str, str], memo: kopf.Memo, **_: Any) -> bool:
     selector = runtime(memo).selector
     return all(labels.get(k) == v for k, v in selector.items())
-
-
-@kopf.on.startup()
-def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-    settings.persistence.finalizer = FINALIZER
-    # Progress and the last handled spec in status.kopf (the CRDs declare it): a handler's
-    # outcome is then one status patch, not a patch of the object and another of its status,
-    # and the object's metadata stays what users and GitOps tools applied.
-    settings.persistence.progress_storage = kopf.StatusProgressStorage()
-    settings.persistence.diffbase_storage = kopf_tuning.StatusDiffBaseStorage()
-    kopf_tuning.skip_empty_patch_copies()
-    # kopf's own log lines ("Handler ... succeeded") become events from this level up; the
-    # events for what was done are posted explicitly (kopf.event, whatever this level).
-    settings.posting.level = logging.WARNING
-    # Deletion handlers (threads) wait on ZooKeeper most of the time: more of them in flight
-    # than kopf's default. Reconciles are async and wait on the batcher instead.
-    settings.execution.max_workers = 128
-
-
-@kopf.on.startup()
-def seed_claims(memo: kopf.Memo, **_: Any) -> None:
-    """Every selected resource's topic claim, before any handler asks who owns a topic."""
-    rt = runtime(memo)
-    try:
-        claims = list_claims(rt.namespaces, rt.selector)
-    except Exception as e:  # the API not reachable yet: kopf retries startup handlers
-        raise kopf.TemporaryError(f"listing KafkaTopics failed: {e}", delay=5) from e
-    for claim in claims:
-        rt.claims.claim(claim)
-
-
-@kopf.on.startup()
-async def watch_zookeeper(memo: kopf.Memo, **_: Any) -> None:
-    rt = runtime(memo)
-    rt.health = ZooKeeperHealth(rt.zk, asyncio.get_running_loop(), await _probe_client(rt.zk))
-    if rt.readiness:
-        readiness.serve(rt.readiness, rt.health.ready)
-
-
-async def _probe_client(zk: ZkClient) -> ZkClient | None:
-    """The health checks' own connection; None (the checks use the main one) if it cannot be
-    opened now."""
-    probe = zk.sibling()
-    try:
-        await asyncio.to_thread(probe.start, 5.0)
-    except ZkConnectionError as e:
-        log.warning("ZooKeeper health checks share the main connection: %s", e)
-        return None
-    return probe
-
-
-@kopf.on.probe(id="zookeeper")
-async def zookeeper_answering(memo: kopf.Memo, **_: Any) -> str:
-    """Shown by the liveness endpoint, never failing it: a restart does not bring ZooKeeper
-    back (readiness, status, events and kto_zookeeper_up say it). Async, so it is answered on
-    kopf's loop even while every handler thread waits on ZooKeeper."""
-    health = runtime(memo).health
-    return "not answering" if health is None or health.down else "answering"
-
-
-@kopf.on.event(GROUP, VERSION, PLURAL)
-async def track_claims(event: Mapping[str, Any], name: str, namespace: str | None,
-                       spec: Mapping[str, Any], meta: Mapping[str, Any],
-                       labels: Mapping[str, str], memo: kopf.Memo,
-                       **_: Any) -> None:  # fmt: skip
-    """Keeps the topic claims current. Async, so it runs inline on kopf's loop: a resource's
-    own claim is recorded before its reconcile handler runs. (kopf's indexes would do this too,
-    but they make every event wait on every other new object: quadratic in a burst.)"""
-    claims = runtime(memo).claims
-    if event.get("type") == "DELETED" or not _selected(labels, memo):
-        claims.release(namespace or "", name)
-    else:
-        claims.claim(claim_of(namespace, name, spec, meta))
 
 
 def _owner(rt: Runtime, topic: str) -> tuple[str, str] | None:
     return rt.claims.owner(topic)
 
 
-@kopf.on.resume(GROUP, VERSION, PLURAL, when=_selected)
-@kopf.on.create(GROUP, VERSION, PLURAL, when=_selected)
-@kopf.on.update(GROUP, VERSION, PLURAL, field="spec", when=_selected)
+@kopf.on.resume(GROUP, VERSION, PLURAL, when=selected)
+@kopf.on.create(GROUP, VERSION, PLURAL, when=selected)
+@kopf.on.update(GROUP, VERSION, PLURAL, field="spec", when=selected)
 # Pausing or resuming, and managing or releasing, take effect at once, not at the next drift pass.
 @kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", PAUSE),
-                id="reconcile/paused", when=_selected)  # fmt: skip
+                id="reconcile/paused", when=selected)  # fmt: skip
 @kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", MANAGED),
-                id="reconcile/managed", when=_selected)  # fmt: skip
+                id="reconcile/managed", when=selected)  # fmt: skip
 async def reconcile(
     name: str,
     namespace: str | None,
@@ -267,7 +193,7 @@ def _unsettled(
     # timer whose filter stops matching is stopped with its retry. While a handler retries
     # one, the resource keeps changing and the timer's idle time keeps it from firing.
     reason = _ready_reason(status)
-    return _selected(labels, memo) and reason is not None and reason not in UNSETTLED_EXCEPT
+    return selected(labels, memo) and reason is not None and reason not in UNSETTLED_EXCEPT
 
 
 UNSETTLED_EXCEPT = FOLLOWED_REASONS
@@ -610,7 +536,7 @@ def _look_again(rt: Runtime, topic: str) -> None:
     rt.follower.refresh(topic)
 
 
-@kopf.on.delete(GROUP, VERSION, PLURAL, when=_selected)
+@kopf.on.delete(GROUP, VERSION, PLURAL, when=selected)
 async def delete(
     name: str,
     namespace: str | None,
