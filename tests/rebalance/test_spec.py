@@ -123,6 +123,8 @@ def test_fields_are_read_by_their_crd_names() -> None:
         ({"replicationThrottle": -1},
          "spec.replicationThrottle: Input should be greater than or equal to 0"),
         ({"replicationThrottle": 1.5}, "spec.replicationThrottle: Input should be a valid integer"),
+        ({"replicationThrottle": 9223372036854775808},
+         "spec.replicationThrottle: Input should be less than or equal to 9223372036854775807"),
         ({"engine": {"type": "yarn"}},
          "spec.engine.type: Input should be 'local', 'kubernetes' or 'sparkApplication'"),
         ({"engine": {"executors": 0}},
