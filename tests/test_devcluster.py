@@ -125,3 +125,39 @@ def test_up_kubectl_and_down(tmp_path: Path) -> None:
         f"its data removed from {Path('.kto') / 'dev-cluster'}: the next `up` starts empty"
     )
     assert sorted(p.name for p in directory.iterdir()) == []
+
+
+@pytest.mark.apiserver
+def test_up_on_a_real_kube_apiserver_keeps_its_resources_across_restarts(tmp_path: Path) -> None:
+    """`--apiserver real`: etcd and kube-apiserver instead of the emulator, with TLS and a token;
+    kubectl and the operator work through the kubeconfig `up` writes, and a second `up` finds
+    the resources the first one left."""
+    subprocess.run(["bash", str(ROOT / "scripts" / "fetch-k8s-binaries.sh")], check=True)
+    env = {**os.environ, "KUBECONFIG": str(tmp_path / ".kto" / "kubeconfig")}
+    ready = '{.status.conditions[?(@.type=="Ready")].status}'
+
+    def kubectl(*args: str, stdin: str | None = None) -> str:
+        done = subprocess.run([str(KUBECTL), *args], input=stdin, env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    for attempt in range(2):
+        started = kto("dev-cluster", "up", "--apiserver", "real", cwd=tmp_path)
+        assert started.returncode == 0, started.stderr
+        try:
+            state = json.loads((tmp_path / ".kto" / "dev-cluster" / "state.json").read_text())
+            assert state["api"].startswith("https://127.0.0.1:")
+            lines = kto("dev-cluster", "status", cwd=tmp_path).stdout.splitlines()
+            assert lines[0] == "dev cluster: 7 of 7 processes running"  # etcd beside the server
+            assert lines[2].startswith(f"  kube-apiserver {state['api']}: running (pid ")
+            assert "Server Version: v1.33." in kubectl("version")
+            if attempt == 0:
+                kubectl("apply", "-f", "-", stdin=TOPIC)
+            eventually(lambda: kubectl("get", "kt", "orders", "-o", f"jsonpath={ready}") == "True",
+                       "orders Ready on the real server", timeout=90)  # fmt: skip
+        finally:
+            stopped = kto("dev-cluster", "down", cwd=tmp_path)
+        assert stopped.returncode == 0, stopped.stderr
+    assert kto("dev-cluster", "down", "--reset", cwd=tmp_path).returncode == 0
+    assert sorted(p.name for p in (tmp_path / ".kto" / "dev-cluster").iterdir()) == []

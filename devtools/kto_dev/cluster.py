@@ -1,6 +1,7 @@
 """`kto dev-cluster up|down|status`: the standalone dev cluster, in the background.
 
 A ZooKeeper server (Debian's package), three brokers on three racks, the Kubernetes API emulator
+(or, with `--apiserver real`, a real kube-apiserver and etcd built by `make kube-apiserver`)
 with the CRDs, and the operator; `up` writes a kubeconfig so real kubectl works against it.
 With `--kafka` the brokers are real Apache Kafka brokers (ids 0, 1, 2; racks a, b, c) and Kafka's
 own controller runs the cluster; without it, dev brokers and `kto run --embedded-controller`
@@ -66,6 +67,13 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
         help="up: real Apache Kafka brokers and Kafka's controller instead of the dev brokers",
     )
     parser.add_argument(
+        "--apiserver",
+        choices=["emulator", "real"],
+        default="emulator",
+        help="up: the Kubernetes API emulator (fast, the default) or a real kube-apiserver with "
+        "etcd (built once by `make kube-apiserver`)",
+    )
+    parser.add_argument(
         "--kill",
         action="store_true",
         help="stop-broker: SIGKILL (a crash) instead of SIGTERM (Kafka's controlled shutdown); "
@@ -127,7 +135,9 @@ def _http(url: str, body: Any = None) -> Any:
         return json.loads(response.read() or b"null")
 
 
-def up(directory: Path, kubeconfig: Path, *, kafka: bool = False) -> dict[str, Any]:
+def up(
+    directory: Path, kubeconfig: Path, *, kafka: bool = False, apiserver: str = "emulator"
+) -> dict[str, Any]:
     state_path = _state_file(directory)
     if state_path.exists() and any(alive(p) for p in json.loads(state_path.read_text())["pids"]):
         raise DevClusterError(f"a dev cluster is already running from {directory}; "
@@ -178,23 +188,13 @@ def up(directory: Path, kubeconfig: Path, *, kafka: bool = False) -> dict[str, A
                 pid = _start_broker(directory, connect, broker)
                 pids.append(pid)
                 state["brokers"][str(broker)] = pid
-        api_port = free_port()
-        api_log = directory / "apiserver.log"
         kubeconfig = kubeconfig.resolve()
-        pids.append(_spawn([python, "-m", "kube_api_emulator", "--port",
-                            str(api_port), "--state-file", str(directory / "apiserver.json"),
-                            "--kubeconfig", str(kubeconfig)], api_log))  # fmt: skip
-        api = f"http://127.0.0.1:{api_port}"
-        _wait(lambda: _http(api + "/version"), "the Kubernetes API emulator", api_log)
-        state["api"] = api
+        state["apiserver"] = apiserver
+        if apiserver == "real":
+            state["api"] = _start_kube_apiserver(directory, kubeconfig, pids)
+        else:
+            state["api"] = _start_emulator(directory, kubeconfig, pids)
         state["kubeconfig"] = str(kubeconfig)
-        for crd_file in sorted(CRDS.glob("*.yaml")):
-            crd = yaml.safe_load(crd_file.read_text())
-            try:
-                _http(api + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-            except urllib.error.HTTPError as e:
-                if e.code != 409:  # already there from a saved state
-                    raise
         liveness, metrics = free_port(), free_port()
         operator_log = directory / "operator.log"
         # Against real Kafka its own controller runs the cluster; the twin needs ours.
@@ -220,6 +220,51 @@ def up(directory: Path, kubeconfig: Path, *, kafka: bool = False) -> dict[str, A
         raise
     state_path.write_text(json.dumps(state, indent=2))
     return state
+
+
+def _start_emulator(directory: Path, kubeconfig: Path, pids: list[int]) -> str:
+    api_port = free_port()
+    api_log = directory / "apiserver.log"
+    pids.append(_spawn([sys.executable, "-m", "kube_api_emulator", "--port",
+                        str(api_port), "--state-file", str(directory / "apiserver.json"),
+                        "--kubeconfig", str(kubeconfig)], api_log))  # fmt: skip
+    api = f"http://127.0.0.1:{api_port}"
+    _wait(lambda: _http(api + "/version"), "the Kubernetes API emulator", api_log)
+    for crd_file in sorted(CRDS.glob("*.yaml")):
+        crd = yaml.safe_load(crd_file.read_text())
+        try:
+            _http(api + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        except urllib.error.HTTPError as e:
+            if e.code != 409:  # already there from a saved state
+                raise
+    return api
+
+
+def _start_kube_apiserver(directory: Path, kubeconfig: Path, pids: list[int]) -> str:
+    """etcd and kube-apiserver, kept in `kube-apiserver/` (data, keys and ports) across `up`s;
+    the CRDs applied as kubectl would, waiting until they are served."""
+    from kto_dev.kube_apiserver.build import KubeApiServerBuildError
+    from kto_dev.kube_apiserver.launcher import KubeApiServer, KubeApiServerError
+
+    try:
+        server = KubeApiServer(directory / "kube-apiserver")
+        try:
+            server.start()
+        finally:
+            pids.extend(server.pids)
+    except (KubeApiServerBuildError, KubeApiServerError) as e:
+        raise DevClusterError(str(e)) from None
+    server.write_kubeconfig(kubeconfig)
+    log = directory / "kubectl.log"
+    with log.open("ab") as out:
+        applied = subprocess.run([_kubectl(), f"--kubeconfig={kubeconfig}", "apply", "-f",
+                                  str(CRDS)], stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        established = subprocess.run([_kubectl(), f"--kubeconfig={kubeconfig}", "wait",
+                                      "--for=condition=Established", "--timeout=60s", "-f",
+                                      str(CRDS)], stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    if applied.returncode or established.returncode:
+        raise DevClusterError(f"the CRDs were not installed; see {log}")
+    return server.url
 
 
 def _log_dir(directory: Path, broker: int) -> Path:
@@ -340,7 +385,7 @@ def _stop_together(pids: Sequence[int]) -> None:
 
 
 # What `up` keeps in its directory: removed by `down --reset` (and nothing else there).
-DATA = ("zookeeper", "data-*", "kafka-*", "apiserver.json", "*.log", "state.json")
+DATA = ("zookeeper", "data-*", "kafka-*", "apiserver.json", "kube-apiserver", "*.log", "state.json")
 
 
 def down(directory: Path, *, reset: bool = False) -> bool:
@@ -415,12 +460,13 @@ def status_lines(state: dict[str, Any]) -> list[str]:
     def running(pid: int) -> str:
         return f"running (pid {pid})" if state["alive"].get(str(pid)) else "stopped"
 
-    # `up` starts ZooKeeper first, the API emulator and the operator last.
+    # `up` starts ZooKeeper first, the API server and the operator last.
     pids = state["pids"]
+    api_name = "kube-apiserver" if state.get("apiserver") == "real" else "API emulator"
     lines = [
         f"dev cluster: {alive} of {len(state['alive'])} processes running",
         f"  ZooKeeper {state['zookeeper']}: {running(pids[0])}",
-        f"  API emulator {state['api']}: {running(pids[-2])}",
+        f"  {api_name} {state['api']}: {running(pids[-2])}",
         f"  operator (metrics {state.get('metrics')}, liveness {state.get('liveness')}): "
         f"{running(pids[-1])}",
     ]
@@ -439,7 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.action == "up":
-            state = up(args.dir, args.kubeconfig, kafka=args.kafka)
+            state = up(args.dir, args.kubeconfig, kafka=args.kafka, apiserver=args.apiserver)
             print(f"dev cluster up: ZooKeeper {state['zookeeper']}, API {state['api']}")
             if args.kafka:
                 print(f"  Apache Kafka {KAFKA_VERSION} brokers: {state['bootstrap']}")

@@ -26,6 +26,7 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.devbroker.broker import BrokerConfig, DevBroker
+from kto_dev.kube_apiserver.launcher import KubeApiServer
 from kube_api_emulator import ApiServer
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
@@ -34,11 +35,20 @@ ROOT = Path(__file__).resolve().parents[2]
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
 
 
+# The API servers a test marked `on_both_api_servers` runs against: the emulator (the fast
+# default) and a real kube-apiserver with etcd (built by `make kube-apiserver`).
+API_SERVERS = ["emulator", pytest.param("kube-apiserver", marks=pytest.mark.apiserver)]
+on_both_api_servers = pytest.mark.parametrize("setup", API_SERVERS, indirect=True)
+
+
 class Setup:
-    def __init__(self, api: ApiServer, zk: ZkClient, connect: str, root: Path) -> None:
+    def __init__(
+        self, api: ApiServer | KubeApiServer, zk: ZkClient, connect: str, root: Path
+    ) -> None:
         from kubernetes import client, config
 
         self.zk, self.connect, self.root = zk, connect, root
+        self.server = api
         kubeconfig = api.write_kubeconfig(root / "kubeconfig")
         config.load_kube_config(str(kubeconfig))
         self.api = client.CustomObjectsApi()
@@ -101,10 +111,14 @@ class Setup:
 
 @contextlib.contextmanager
 def running(
-    connect: str, root: Path, *extra: str, controller: tuple[str, ...] | None = None
+    connect: str,
+    root: Path,
+    *extra: str,
+    controller: tuple[str, ...] | None = None,
+    api_server: str = "emulator",
 ) -> Iterator[Setup]:
     """`controller`: run `kto controller` with these flags beside the operator instead of
-    embedding it."""
+    embedding it. `api_server`: "emulator" or "kube-apiserver" (real, with etcd)."""
     zk = ZkClient(connect)
     zk.start()
     beside = None
@@ -115,7 +129,12 @@ def running(
                  connect, "--session-timeout", "6", *controller],
                 stdout=controller_log, stderr=subprocess.STDOUT,
             )  # fmt: skip
-    with ApiServer() as api:
+    server = (
+        ApiServer()
+        if api_server == "emulator"
+        else KubeApiServer(root / "kube-apiserver", audit=True)
+    )
+    with server as api:
         s = Setup(api, zk, connect, root)
         for crd_file in sorted((ROOT / "crds").glob("*.yaml")):
             s.ext.create_custom_resource_definition(yaml.safe_load(crd_file.read_text()))
@@ -150,8 +169,8 @@ def running(
 
 
 @pytest.fixture
-def setup(zk_chroot: str, tmp_path: Path) -> Iterator[Setup]:
-    with running(zk_chroot, tmp_path) as s:
+def setup(zk_chroot: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Setup]:
+    with running(zk_chroot, tmp_path, api_server=getattr(request, "param", "emulator")) as s:
         yield s
 
 
@@ -161,6 +180,7 @@ def topic_partitions(zk: ZkClient, topic: str) -> dict[int, tuple[int, ...]]:
     return {p: a.replicas for p, a in znodes.decode_topic(node.path, node.data).partitions.items()}
 
 
+@on_both_api_servers
 def test_a_topic_is_created_grown_and_deleted(setup: Setup) -> None:
     setup.apply("orders", partitions=3, replicas=3, config={"retention.ms": 86400000})
     obj = setup.ready("orders")
@@ -206,6 +226,7 @@ def test_a_new_topic_is_ready_after_one_reconcile(setup: Setup) -> None:
     assert sum("Handler 'reconcile' succeeded" in line for line in lines) == 1, lines
 
 
+@on_both_api_servers
 def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
     setup.apply("bad", partitions=1, replicas=1, config={"retention.mss": 5})
     eventually(lambda: setup.condition("bad"), "a Ready condition", timeout=60)
@@ -232,6 +253,7 @@ def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
     )
 
 
+@on_both_api_servers
 def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Setup) -> None:
     setup.apply("audit", replicaAssignment=[[2]])
     setup.ready("audit")
@@ -325,6 +347,7 @@ def reason_is(setup: Setup, name: str, reason: str) -> Any:
     return eventually(check, f"{name} with reason {reason}", timeout=60)
 
 
+@on_both_api_servers
 def test_two_resources_for_one_topic_the_oldest_wins(setup: Setup) -> None:
     setup.apply("first", topicName="shared", partitions=1, replicas=1)
     setup.ready("first")
@@ -358,6 +381,7 @@ def test_after_a_restart_the_oldest_resource_wins_whichever_is_listed_first(setu
     assert len(topic_partitions(setup.zk, "contested")) == 1
 
 
+@on_both_api_servers
 def test_retain_and_unmanaged_resources_release_without_deleting(setup: Setup) -> None:
     setup.apply("kept", partitions=1, replicas=1, deletionPolicy="Retain")
     setup.ready("kept")
@@ -434,6 +458,7 @@ def test_unreadable_znodes_are_named_in_status_and_nothing_is_written(setup: Set
     assert node is not None and node.data == b"{not json"
 
 
+@on_both_api_servers
 def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
     setup.apply("later", annotations={"kto.dev/pause-reconciliation": "true"}, partitions=1,
                 replicas=1)  # fmt: skip

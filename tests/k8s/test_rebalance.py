@@ -20,7 +20,7 @@ from kafka_topic_operator.rebalance.execution.executor import read_now
 from kafka_topic_operator.rebalance.results.summary import PartitionMove
 from kafka_topic_operator.zk import admin
 
-from .test_operator import Setup, events_of, running
+from .test_operator import Setup, events_of, on_both_api_servers, running
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e, pytest.mark.spark]
 
@@ -29,8 +29,8 @@ TOPICS = ("orders", "payments", "audit")
 
 
 @pytest.fixture
-def setup(zk_chroot: str, tmp_path: Path) -> Iterator[Setup]:
-    with running(zk_chroot, tmp_path) as s:
+def setup(zk_chroot: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Setup]:
+    with running(zk_chroot, tmp_path, api_server=getattr(request, "param", "emulator")) as s:
         yield s
 
 
@@ -85,6 +85,7 @@ def annotate(setup: Setup, name: str, value: str) -> None:
     setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, name, patch)
 
 
+@on_both_api_servers
 def test_propose_approve_rebalance_ready(setup: Setup) -> None:
     crowd(setup)
     before = assignment(setup)
@@ -120,6 +121,7 @@ def test_propose_approve_rebalance_ready(setup: Setup) -> None:
         eventually(log_dir.is_dir, f"{tp} on broker 2's disk")
 
 
+@on_both_api_servers
 def test_an_unknown_or_misplaced_annotation_is_refused_and_removed(setup: Setup) -> None:
     crowd(setup)
     apply(setup, "careful")
@@ -179,6 +181,7 @@ def test_removing_a_broker_drains_it(setup: Setup) -> None:
         eventually(lambda d=log_dir: not d.exists(), f"{tp} gone from broker 2's disk")
 
 
+@on_both_api_servers
 def test_stop_halts_after_the_batch_in_flight_and_refresh_plans_the_rest(setup: Setup) -> None:
     crowd(setup)
     apply(setup, "paced", concurrentPartitionMovementsPerBroker=1)

@@ -132,3 +132,34 @@ def test_a_topic_followed_as_of_a_zxid_is_reported_only_when_changed_after_it(
     write_state(zk, "orders", 1, (1,))  # its watch was set from the zxid given
     moved = found.get(timeout=10)
     assert moved[1] == ["orders"] and leader(moved, "orders") == 1
+
+
+def test_a_failure_that_repeats_is_logged_in_full_once_then_in_one_line(
+    zk: ZkClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The Kubernetes API down for minutes: the status write fails every RETRY seconds; the log
+    gets one traceback, then one line per retry, and says when it works again."""
+    zk.ensure_path(znodes.BROKER_IDS_PATH)
+    create_topic(zk, "orders")
+    calls: queue.Queue[int] = queue.Queue()
+
+    def changed(snapshot: ClusterSnapshot, topics: Collection[str]) -> None:
+        calls.put(1)
+        if calls.qsize() <= 3:
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    follower = StatusFollower(zk, changed)
+    follower.start()
+    try:
+        with caplog.at_level("INFO", logger="kafka_topic_operator.topics.follow"):
+            follower.follow("orders")
+            eventually(lambda: calls.qsize() >= 4, "the fourth pass, which succeeds", timeout=30)
+            eventually(lambda: "works again" in caplog.text, "the recovery logged")
+    finally:
+        follower.stop()
+    records = [r for r in caplog.records if r.name == "kafka_topic_operator.topics.follow"]
+    assert [(r.levelname, r.exc_info is not None) for r in records] == [
+        ("ERROR", True), ("WARNING", False), ("WARNING", False), ("INFO", False)]  # fmt: skip
+    assert "still fails (ConnectionRefusedError: [Errno 111] Connection refused)" in (
+        records[1].getMessage()
+    )

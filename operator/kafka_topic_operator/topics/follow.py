@@ -60,6 +60,9 @@ class StatusFollower:
         self._quiet: dict[str, int] = {}
         self._brokers_changed = True  # the first pass sets the watch on /brokers/ids
         self._stopped = False
+        # The kind of the last failure: one that repeats every RETRY seconds (the Kubernetes API
+        # down for minutes) is logged in full once, then as one line each time.
+        self._failing: str | None = None
         self._thread = threading.Thread(target=self._loop, name="status-follower", daemon=True)
 
     def start(self) -> None:
@@ -147,11 +150,24 @@ class StatusFollower:
                 self._pass(topics, brokers, quiet)
             except Exception as e:
                 if not isinstance(e, ZkConnectionError):
-                    log.exception("following the status of %d topics failed", len(topics))
+                    self._failed(e, len(topics))
                 with self._lock:
                     self._dirty.update(topics & self._followed)
                     self._brokers_changed |= brokers
                     self._lock.wait_for(lambda: self._stopped, RETRY)
+            else:
+                if self._failing is not None:
+                    log.info("following the status of topics works again")
+                    self._failing = None
+
+    def _failed(self, error: Exception, count: int) -> None:
+        kind = type(error).__qualname__
+        if kind == self._failing:
+            log.warning("following the status of %d topics still fails (%s: %s); retrying in "
+                        "%g s", count, kind, error, RETRY)  # fmt: skip
+            return
+        self._failing = kind
+        log.exception("following the status of %d topics failed; retrying every %g s", count, RETRY)
 
     def _watch_brokers(self) -> None:
         """A children watch on `/brokers/ids`; while no broker ever registered (no such

@@ -1,0 +1,244 @@
+"""kube-apiserver and etcd, built once with the Go toolchain from their own Go modules.
+
+Kubernetes publishes no kube-apiserver binary this machine can fetch, but its Go modules are on
+the module proxy: a small module that requires `k8s.io/kubernetes` builds
+`k8s.io/kubernetes/cmd/kube-apiserver`, once its `k8s.io/*` staging modules (which
+`k8s.io/kubernetes` replaces with `./staging/...` in its own go.mod, invisible to a module
+depending on it) are pinned to the matching `v0.x` release. etcd is built the same way from
+`go.etcd.io/etcd/server/v3`. The versions are pinned here and nowhere else.
+
+The binaries go to a cache outside the checkout (`KTO_KUBE_CACHE`, else
+`~/.cache/kafka-topic-operator/kube-apiserver`), so every clone on a machine shares one build;
+Go's own module and build caches make a rebuild after a version bump cheaper still.
+
+`python -m kto_dev.kube_apiserver.build` builds what is missing and prints the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# The one place the versions are pinned. Kubernetes is the minor release of the kubectl the
+# project fetches (scripts/fetch-k8s-binaries.sh: 1.33.9, whose staging modules the module proxy
+# here refuses; 1.33.5's it serves); etcd is the 3.5 line Kubernetes 1.33 is released with.
+KUBERNETES_VERSION = "1.33.5"
+ETCD_VERSION = "3.5.21"
+
+COMPLETE = ".complete"
+
+
+class KubeApiServerBuildError(RuntimeError):
+    """The binaries are missing or could not be built; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Binaries:
+    kube_apiserver: Path
+    etcd: Path
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("KTO_KUBE_CACHE")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kafka-topic-operator" / "kube-apiserver"
+
+
+def install_dir(kubernetes: str = KUBERNETES_VERSION, etcd: str = ETCD_VERSION) -> Path:
+    return cache_root() / f"kubernetes-v{kubernetes}-etcd-v{etcd}"
+
+
+def binaries_in(folder: Path) -> Binaries:
+    return Binaries(folder / "kube-apiserver", folder / "etcd")
+
+
+def is_complete(folder: Path) -> bool:
+    return (folder / COMPLETE).exists()
+
+
+def require_binaries() -> Binaries:
+    """The built binaries, or one line saying how to get them."""
+    folder = install_dir()
+    if not is_complete(folder):
+        raise KubeApiServerBuildError(
+            f"kube-apiserver {KUBERNETES_VERSION} and etcd {ETCD_VERSION} are not built in "
+            f"{folder}: run `make kube-apiserver` (or python -m kto_dev.kube_apiserver.build; "
+            "about 7 minutes the first time)"
+        )
+    return binaries_in(folder)
+
+
+def staging_version(kubernetes: str) -> str:
+    """k8s.io/kubernetes v1.X.Y publishes its staging modules (k8s.io/api, ...) as v0.X.Y."""
+    return "v0." + kubernetes.split(".", 1)[1]
+
+
+STAGING_REPLACE = re.compile(
+    r"^\s*(?:replace\s+)?(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", re.MULTILINE
+)
+
+
+def staging_modules(kubernetes_go_mod: str) -> list[str]:
+    """The modules k8s.io/kubernetes' own go.mod replaces with its staging folders."""
+    return sorted(set(STAGING_REPLACE.findall(kubernetes_go_mod)))
+
+
+def kube_apiserver_go_mod(kubernetes: str, staging: list[str]) -> str:
+    replaces = "".join(f"\t{m} => {m} {staging_version(kubernetes)}\n" for m in staging)
+    return (
+        "module kto.dev/kube-apiserver-build\n\ngo 1.24.0\n\n"
+        f"require k8s.io/kubernetes v{kubernetes}\n\nreplace (\n{replaces})\n"
+    )
+
+
+# A build-tagged file keeps the command's package in the module graph for `go mod tidy`.
+KUBE_APISERVER_TOOLS = (
+    '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver"\n'
+)
+
+ETCD_MAIN = (
+    'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\n'
+    "func main() { etcdmain.Main(os.Args) }\n"
+)
+
+
+def etcd_go_mod(etcd: str) -> str:
+    return f"module kto.dev/etcd-build\n\ngo 1.23.0\n\nrequire go.etcd.io/etcd/server/v3 v{etcd}\n"
+
+
+def version_ldflags(kubernetes: str) -> str:
+    """What Kubernetes' own build stamps in: the server reports, and emulates, this version."""
+    major, minor, _ = kubernetes.split(".")
+    variables = {"gitVersion": f"v{kubernetes}", "gitMajor": major, "gitMinor": minor,
+                 "gitTreeState": "clean"}  # fmt: skip
+    stamps = " ".join(
+        f"-X k8s.io/component-base/version.{name}={value}" for name, value in variables.items()
+    )
+    return f"-s -w {stamps}"
+
+
+def _go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise KubeApiServerBuildError("the Go toolchain (go) was not found on PATH: install Go")
+    return go
+
+
+def _go_env() -> dict[str, str]:
+    # The machine's own Go, never a toolchain download; modules and build cache stay Go's own.
+    return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false -mod=mod"}
+
+
+def _run(args: list[str], cwd: Path, what: str) -> str:
+    done = subprocess.run(args, cwd=cwd, env=_go_env(), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise KubeApiServerBuildError(
+            f"{what} failed (exit {done.returncode}): {' '.join(args)}\n"
+            + (done.stderr or done.stdout).strip()[-2000:]
+        )
+    return done.stdout
+
+
+def _kubernetes_go_mod(go: str, kubernetes: str, cwd: Path) -> str:
+    module = f"k8s.io/kubernetes@v{kubernetes}"
+    fetched = _run([go, "mod", "download", "-json", module], cwd, f"fetching {module}")
+    return Path(json.loads(fetched)["GoMod"]).read_text()
+
+
+def _build_kube_apiserver(go: str, kubernetes: str, work: Path, output: Path) -> None:
+    module = work / "kube-apiserver"
+    module.mkdir()
+    staging = staging_modules(_kubernetes_go_mod(go, kubernetes, module))
+    if not staging:
+        raise KubeApiServerBuildError(
+            f"k8s.io/kubernetes v{kubernetes}'s go.mod names no staging module: unknown layout"
+        )
+    (module / "go.mod").write_text(kube_apiserver_go_mod(kubernetes, staging))
+    (module / "tools.go").write_text(KUBE_APISERVER_TOOLS)
+    _run([go, "mod", "tidy"], module, "go mod tidy (kube-apiserver)")
+    _run([go, "build", "-trimpath", "-ldflags", version_ldflags(kubernetes), "-o", str(output),
+          "k8s.io/kubernetes/cmd/kube-apiserver"], module, "building kube-apiserver")  # fmt: skip
+
+
+def _build_etcd(go: str, etcd: str, work: Path, output: Path) -> None:
+    module = work / "etcd"
+    module.mkdir()
+    (module / "go.mod").write_text(etcd_go_mod(etcd))
+    (module / "main.go").write_text(ETCD_MAIN)
+    _run([go, "mod", "tidy"], module, "go mod tidy (etcd)")
+    _run([go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(output), "."], module,
+         "building etcd")  # fmt: skip
+
+
+@contextlib.contextmanager
+def _exclusive(root: Path) -> Iterator[None]:
+    """One build at a time per machine: a second caller waits, then finds the work done."""
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def build(kubernetes: str = KUBERNETES_VERSION, etcd: str = ETCD_VERSION) -> Binaries:
+    """Builds what is missing; a second run finds the stamp and builds nothing."""
+    folder = install_dir(kubernetes, etcd)
+    if is_complete(folder):
+        return binaries_in(folder)
+    go = _go()
+    with _exclusive(cache_root()):
+        if is_complete(folder):
+            return binaries_in(folder)
+        # Into a fresh folder, renamed into place only once complete: an interrupted build
+        # leaves nothing that looks usable.
+        work = Path(tempfile.mkdtemp(prefix="build-", dir=cache_root()))
+        try:
+            started = time.monotonic()
+            out = work / "bin"
+            out.mkdir()
+            _build_etcd(go, etcd, work, out / "etcd")
+            _build_kube_apiserver(go, kubernetes, work, out / "kube-apiserver")
+            stamp = {"kubernetes": kubernetes, "etcd": etcd,
+                     "go": _run([go, "env", "GOVERSION"], work, "go env").strip(),
+                     "seconds": round(time.monotonic() - started)}  # fmt: skip
+            (out / COMPLETE).write_text(json.dumps(stamp) + "\n")
+            shutil.rmtree(folder, ignore_errors=True)
+            out.rename(folder)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return binaries_in(folder)
+
+
+def build_record(folder: Path | None = None) -> dict[str, object]:
+    """What the stamp says: versions, the Go that built them, how long the build took."""
+    record: dict[str, object] = json.loads(((folder or install_dir()) / COMPLETE).read_text())
+    return record
+
+
+def main() -> int:
+    try:
+        binaries = build()
+    except KubeApiServerBuildError as e:
+        print(f"kto: {e}", file=sys.stderr)
+        return 1
+    print(binaries.kube_apiserver.parent)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
