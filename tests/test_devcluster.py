@@ -161,3 +161,14 @@ def test_up_on_a_real_kube_apiserver_keeps_its_resources_across_restarts(tmp_pat
         assert stopped.returncode == 0, stopped.stderr
     assert kto("dev-cluster", "down", "--reset", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in (tmp_path / ".kto" / "dev-cluster").iterdir()) == []
+
+
+def test_up_on_a_real_kube_apiserver_not_built_says_how_and_starts_nothing(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kafka_topic_operator.cli", "dev-cluster", "up", "--apiserver",
+         "real"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "KTO_KUBE_CACHE": str(tmp_path / "empty-cache")},
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "run `make kube-apiserver`" in done.stderr
+    assert not (tmp_path / ".kto" / "dev-cluster").exists()

@@ -142,6 +142,13 @@ def up(
     if state_path.exists() and any(alive(p) for p in json.loads(state_path.read_text())["pids"]):
         raise DevClusterError(f"a dev cluster is already running from {directory}; "
                               "stop it with `kto dev-cluster down`")  # fmt: skip
+    if apiserver == "real":  # before anything starts: a missing build is one line, at once
+        from kto_dev.kube_apiserver.build import KubeApiServerBuildError, require_binaries
+
+        try:
+            require_binaries()
+        except KubeApiServerBuildError as e:
+            raise DevClusterError(str(e)) from None
     directory.mkdir(parents=True, exist_ok=True)
     python = sys.executable
     pids: list[int] = []
@@ -243,7 +250,6 @@ def _start_emulator(directory: Path, kubeconfig: Path, pids: list[int]) -> str:
 def _start_kube_apiserver(directory: Path, kubeconfig: Path, pids: list[int]) -> str:
     """etcd and kube-apiserver, kept in `kube-apiserver/` (data, keys and ports) across `up`s;
     the CRDs applied as kubectl would, waiting until they are served."""
-    from kto_dev.kube_apiserver.build import KubeApiServerBuildError
     from kto_dev.kube_apiserver.launcher import KubeApiServer, KubeApiServerError
 
     try:
@@ -252,7 +258,7 @@ def _start_kube_apiserver(directory: Path, kubeconfig: Path, pids: list[int]) ->
             server.start()
         finally:
             pids.extend(server.pids)
-    except (KubeApiServerBuildError, KubeApiServerError) as e:
+    except KubeApiServerError as e:
         raise DevClusterError(str(e)) from None
     server.write_kubeconfig(kubeconfig)
     log = directory / "kubectl.log"
