@@ -143,21 +143,23 @@ def rules_of(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
 
 TOPIC_RULES = {
     *(("kto.dev", "kafkatopics", v) for v in ("get", "list", "watch", "patch")),
-    ("kto.dev", "kafkatopics/status", "get"),
-    ("kto.dev", "kafkatopics/status", "patch"),
+    ("kto.dev", "kafkatopics/status", "patch"),  # never read: kopf and the follower only patch
     ("", "events", "create"),
 }
 CRD_READ = {("apiextensions.k8s.io", "customresourcedefinitions", v) for v in ("list", "watch")}
 
 
 def peering_rules(plural: str) -> set[tuple[str, str, str]]:
-    return {("kopf.dev", plural, v) for v in ("get", "list", "watch", "patch")}
+    # kopf lists, watches and patches its peering object, never reads it by name.
+    return {("kopf.dev", plural, v) for v in ("list", "watch", "patch")}
 
 
 REBALANCE_RULES = {
-    *(("kto.dev", "kafkarebalances", v) for v in ("get", "list", "watch", "patch")),
-    ("kto.dev", "kafkarebalances/status", "get"),
+    # The daemon works on kopf's watched body: no get on them or their status.
+    *(("kto.dev", "kafkarebalances", v) for v in ("list", "watch", "patch")),
     ("kto.dev", "kafkarebalances/status", "patch"),
+    # Owner references with blockOwnerDeletion, where OwnerReferencesPermissionEnforcement is on.
+    ("kto.dev", "kafkarebalances/finalizers", "update"),
     *(("", "configmaps", v) for v in ("get", "list", "create", "update", "delete")),
 }
 JOB_RULES = {

@@ -63,7 +63,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   verbs: [get, list, watch, patch]
 - apiGroups: [kto.dev]
   resources: [kafkatopics/status]
-  verbs: [get, patch]
+  verbs: [patch]
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
@@ -75,15 +75,20 @@ watches and patches them and their status; the plan goes in ConfigMaps (read, cr
 replaced; listed, and the parts of a larger earlier plan deleted), partition sizes are read
 from the ConfigMap spec.partitionSizes names; each proposal's planner is created, read and
 deleted: a Job (and spark-submit's driver pod, which no Job owns, deleted by its labels) or a
-SparkApplication.
+SparkApplication. The ConfigMaps and planners name their KafkaRebalance as owner with
+blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement admission plugin (on in
+OpenShift) allows only to who may update the KafkaRebalance's finalizers: checked, never called.
 */}}
 {{- define "kto.rebalanceRules" -}}
 - apiGroups: [kto.dev]
   resources: [kafkarebalances]
-  verbs: [get, list, watch, patch]
+  verbs: [list, watch, patch]
 - apiGroups: [kto.dev]
   resources: [kafkarebalances/status]
-  verbs: [get, patch]
+  verbs: [patch]
+- apiGroups: [kto.dev]
+  resources: [kafkarebalances/finalizers]
+  verbs: [update]
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, create, update, delete]
