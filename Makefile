@@ -48,7 +48,6 @@ setup: system-deps $(STAMP) kafka
 # kube_apiserver/build.py) into ~/.cache/kafka-topic-operator: every clone on the machine shares
 # one build (about 7 minutes the first time; a second run builds nothing).
 kube-apiserver: $(STAMP)
-	@command -v go >/dev/null 2>&1 || { echo "the Go toolchain (go 1.24 or newer) is needed to build kube-apiserver"; exit 1; }
 	$(BIN)/python -m kto_dev.kube_apiserver.build
 
 lint: setup

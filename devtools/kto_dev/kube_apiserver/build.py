@@ -130,10 +130,17 @@ def version_ldflags(kubernetes: str) -> str:
     return f"-s -w {stamps}"
 
 
+# Where Go's own installer puts it, for a shell whose PATH was never told.
+GO_INSTALL = Path("/usr/local/go/bin/go")
+
+
 def _go() -> str:
-    go = shutil.which("go")
+    go = shutil.which("go") or (str(GO_INSTALL) if GO_INSTALL.exists() else None)
     if go is None:
-        raise KubeApiServerBuildError("the Go toolchain (go) was not found on PATH: install Go")
+        raise KubeApiServerBuildError(
+            "the Go toolchain (go 1.24 or newer) was not found on PATH or in /usr/local/go: "
+            "install Go"
+        )
     return go
 
 
