@@ -58,7 +58,7 @@ def test_the_binaries_report_the_pinned_versions(
     etcd = subprocess.run([str(kube_binaries.etcd), "--version"], capture_output=True,
                           text=True, check=True).stdout  # fmt: skip
     assert f"etcd Version: {ETCD_VERSION}" in etcd
-    version = json.loads(kube_api._get_json(kube_api.url + "/version", authorized=True, text=True))
+    version = kube_api.get("/version")
     assert version["gitVersion"] == f"v{KUBERNETES_VERSION}"
     assert kube_build.build_record()["kubernetes"] == KUBERNETES_VERSION
 

@@ -203,6 +203,13 @@ class KubeApiServer:
             b"/registry").decode()})  # fmt: skip
         return int(answer["header"]["revision"])
 
+    def etcd_put(self, key: bytes, value: bytes) -> int:
+        """Writes a key beside the server's own (outside `/registry`): etcd's history moves on
+        while the server is down. Returns the new revision."""
+        encoded = {"key": base64.b64encode(key).decode(), "value": base64.b64encode(value).decode()}
+        answer = self._post_json(self.etcd_url + "/v3/kv/put", encoded)
+        return int(answer["header"]["revision"])
+
     def compact(self) -> int:
         """Compacts etcd's history up to now: a watch resumed from any earlier resourceVersion
         gets 410 Gone. Returns the revision compacted to."""
@@ -210,6 +217,10 @@ class KubeApiServer:
         self._post_json(self.etcd_url + "/v3/kv/compaction",
                         {"revision": str(revision), "physical": True})  # fmt: skip
         return revision
+
+    def get(self, path: str) -> Any:
+        """A GET as the administrator, parsed."""
+        return json.loads(self._get_json(self.url + path, authorized=True, text=True))
 
     # -- plumbing ---------------------------------------------------------------------------------
 
