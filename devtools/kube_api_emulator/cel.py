@@ -255,7 +255,9 @@ def _check(
             detail = rule.message.strip() or f"failed rule: {rule.rule.strip()}"
         # The resource root is a nil field path, printed "<nil>" like apimachinery does.
         where = _field_path(path, rule.field_path) or "<nil>"
-        shown = fe.OMIT if schema_type in ("object", "array") else value
+        # kube-apiserver 1.33 shows the schema's type as the value (fieldErrorForReason(fldPath,
+        # sts.Type, ...)), never the value itself: `spec: Invalid value: "object": ...`.
+        shown = schema_type
         if rule.reason == fe.FORBIDDEN:
             errs.append(fe.forbidden(where, detail))
         elif rule.reason == fe.REQUIRED:

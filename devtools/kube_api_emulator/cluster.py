@@ -63,22 +63,23 @@ class Cluster(ClusterWrites):
             raise fe.not_found(info.group, info.plural, name)
         pre = options.get("preconditions") or {}
         meta = old["metadata"]
+        # rest.BeforeDelete's words, naming the kind where other conflicts name the resource.
         if pre.get("uid") and pre["uid"] != meta["uid"]:
             raise fe.conflict(
                 info.group,
-                info.plural,
+                info.kind,
                 name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                f"{meta['uid']}",
+                f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+                f"({meta['uid']}). The object might have been deleted and then recreated",
             )
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
             raise fe.conflict(
                 info.group,
-                info.plural,
+                info.kind,
                 name,
-                f"Precondition failed: ResourceVersion in precondition: "
-                f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                f"{meta['resourceVersion']}",
+                f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not "
+                f"match the ResourceVersion in record ({meta['resourceVersion']}). The object "
+                "might have been modified",
             )
         policy = _propagation(info, options)
         dry_run = dry_run or "All" in (options.get("dryRun") or [])
@@ -303,3 +304,6 @@ class Cluster(ClusterWrites):
                 self.store.load(storage, obj)
         self.store.rv = max(self.store.rv, resource_version)
         self.store.history_floor = self.store.rv
+        # No history survives: the hubs the CRDs' registration started begin now too.
+        for hub in self.store.hubs():
+            hub.floor = max(hub.floor, self.store.history_floor)

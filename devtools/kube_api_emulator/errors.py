@@ -7,7 +7,7 @@ Mirrors k8s.io/apimachinery `pkg/api/errors` (NewNotFound, NewInvalid, ...) and
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 
@@ -119,7 +119,7 @@ class ApiError(Exception):
     code: int
     reason: str
     message: str
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] | None = None
 
     def __str__(self) -> str:
         return f"{self.code} {self.reason}: {self.message}"
@@ -134,7 +134,9 @@ class ApiError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
-        if self.details:
+        if not self.reason:
+            del body["reason"]
+        if self.details is not None:
             body["details"] = self.details
         return body
 
@@ -193,7 +195,8 @@ def invalid_object(group: str, kind: str, name: str, errors: list[FieldError]) -
             unique.append(err)
     gk = f"{kind}.{group}" if group else kind
     joined = str(unique[0]) if len(unique) == 1 else "[" + ", ".join(map(str, unique)) + "]"
-    details: dict[str, Any] = {"name": name, "kind": kind}
+    details: dict[str, Any] = {"name": name} if name else {}
+    details["kind"] = kind
     if group:
         details["group"] = group
     details["causes"] = [
@@ -202,18 +205,47 @@ def invalid_object(group: str, kind: str, name: str, errors: list[FieldError]) -
     return ApiError(422, "Invalid", f"{gk} {json.dumps(name)} is invalid: {joined}", details)
 
 
+def go_json_type(value: Any) -> str:
+    """What Go's encoding/json calls a JSON value's type in an UnmarshalTypeError."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def unrecognized(kind: str, body: Any) -> ApiError:
+    """A body that is JSON but not an object: the words of the decoder looking for its kind, with
+    the body in hex as it quotes it."""
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    return bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+        f"version/kind; json parse error: json: cannot unmarshal {go_json_type(body)} into Go "
+        'value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind '
+        f'string "json:\\"kind,omitempty\\"" }} ({raw.hex()})'
+    )
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
 def unprocessable(detail: str) -> ApiError:
-    """A patch that cannot be applied (NewGenericServerResponse with 422)."""
+    """A patch that cannot be applied (NewGenericServerResponse with 422): kube-apiserver 1.33
+    says why in its log only; the answer's details are empty."""
+    del detail
     return ApiError(
-        422,
-        "Invalid",
-        "the server rejected our request due to an error in our request",
-        {"causes": [{"message": detail}]},
+        422, "Invalid", "the server rejected our request due to an error in our request", {}
     )
+
+
+def invalid_options(kind: str, errors: list[FieldError]) -> ApiError:
+    """Invalid request options (CreateOptions, PatchOptions, DeleteOptions...)."""
+    return invalid_object("meta.k8s.io", kind, "", errors)
 
 
 def method_not_allowed(message: str = "") -> ApiError:
@@ -230,7 +262,6 @@ def unsupported_media_type(content_type: str, accepted: list[str]) -> ApiError:
         "UnsupportedMediaType",
         f"the body of the request was in an unknown format - accepted media types include: "
         f"{', '.join(accepted)}",
-        {"causes": [{"reason": "UnexpectedServerResponse", "message": content_type}]},
     )
 
 

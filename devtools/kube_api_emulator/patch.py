@@ -10,6 +10,8 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
+from .errors import go_json_type
+
 Obj = dict[str, Any]
 
 
@@ -140,7 +142,11 @@ def _remove(doc: Any, path: str) -> tuple[Any, Any]:
 def json_patch(doc: Any, operations: Any) -> Any:
     """RFC 6902 with every operation, `test` included (kopf guards writes with it)."""
     if not isinstance(operations, list):
-        raise PatchError("json patch must be a list of operations", malformed=True)
+        raise PatchError(
+            "error decoding patch: json: cannot unmarshal "
+            f"{go_json_type(operations)} into Go value of type []handlers.jsonPatchOp",
+            malformed=True,
+        )
     result = deep_copy(doc)
     for op in operations:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:

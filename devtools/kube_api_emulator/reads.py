@@ -119,7 +119,7 @@ class ClusterState:
                 return True
             return not info.custom or path in info.selectable_fields
 
-        check_field_paths(freqs, allowed, info.plural)
+        check_field_paths(freqs, allowed)
         return reqs, freqs
 
     def list_objects(
@@ -231,8 +231,12 @@ class ClusterState:
             try:
                 since = int(resource_version)
             except ValueError as exc:
-                raise fe.bad_request(
-                    f'resourceVersion: Invalid value: "{resource_version}": must be a number'
+                # An internal error, with Go's words, and no reason.
+                raise fe.ApiError(
+                    500,
+                    "",
+                    f'resourceVersion: Invalid value: "{resource_version}": strconv.ParseUint: '
+                    f'parsing "{resource_version}": invalid syntax',
                 ) from exc
             for event in hub.events_after(since):
                 if namespace is None or event.namespace == namespace:

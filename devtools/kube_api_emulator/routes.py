@@ -28,7 +28,7 @@ from .streaming import (
     serve_watch,
     truthy,
 )
-from .writes import APPLY_PATCH, PATCH_TYPES
+from .writes import APPLY_PATCH, PATCH_TYPES, STRATEGIC_PATCH
 
 Obj = dict[str, Any]
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -97,12 +97,15 @@ def _dry_run(request: web.Request) -> bool:
     return bool(values)
 
 
+_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}
+
+
 def _field_validation(request: web.Request) -> str:
     value = request.query.get("fieldValidation", "")
     if value not in ("", "Ignore", "Warn", "Strict"):
-        raise fe.bad_request(
-            f'fieldValidation: Unsupported value: "{value}": supported values: "Ignore", '
-            '"Strict", "Warn"'
+        raise fe.invalid_options(
+            _OPTIONS_KIND.get(request.method, "CreateOptions"),
+            [fe.not_supported("fieldValidation", value, ["", "Ignore", "Strict", "Warn"])],
         )
     return value
 
@@ -257,6 +260,8 @@ async def _resource(
             return await _delete_collection(request, cluster, info, target.namespace)
         raise fe.method_not_allowed()
     if target.subresource and target.subresource not in info.subresources:
+        if info.custom:
+            raise fe.not_found(info.group, info.plural, target.name)
         raise fe.path_not_found()
     if method == "GET":
         obj = cluster.get(info, target.namespace, target.name)
@@ -274,8 +279,13 @@ async def _resource(
         return respond(result.obj, 201 if result.created else 200, result.warnings)
     if method == "PATCH":
         ctype = request.content_type
-        if ctype not in PATCH_TYPES:
-            raise fe.unsupported_media_type(ctype, list(PATCH_TYPES))
+        accepted = [t for t in PATCH_TYPES if not (info.custom and t == STRATEGIC_PATCH)]
+        if ctype not in accepted:
+            raise fe.unsupported_media_type(ctype, accepted)
+        if ctype == APPLY_PATCH and not request.query.get("fieldManager"):
+            raise fe.invalid_options(
+                "PatchOptions", [fe.required("fieldManager", "is required for apply patch")]
+            )
         result = cluster.patch(
             info,
             target.namespace,
@@ -294,7 +304,18 @@ async def _resource(
         result = cluster.delete(
             info, target.namespace, target.name, options, dry_run=_dry_run(request)
         )
-        return respond(result.obj, 200 if result.finished else 202)
+        if result.finished and info.custom:
+            # A custom resource's store answers a finished deletion with a Status, not the object.
+            details = {"name": target.name, "group": info.group, "kind": info.plural,
+                       "uid": result.obj["metadata"]["uid"]}  # fmt: skip
+            status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                      "details": details}  # fmt: skip
+            return respond(status, 200)
+        # 202 only while a foreground deletion waits for dependents (rest/delete.go).
+        foreground = options.get("propagationPolicy") == "Foreground" or (
+            options.get("orphanDependents") is False
+        )
+        return respond(result.obj, 202 if foreground and not result.finished else 200)
     raise fe.method_not_allowed()
 
 
@@ -314,6 +335,12 @@ async def _delete_options(request: web.Request) -> Obj:
                 options = parsed
     if "propagationPolicy" in request.query:
         options["propagationPolicy"] = request.query["propagationPolicy"]
+    policy = options.get("propagationPolicy")
+    if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
+        supported = ["Foreground", "Background", "Orphan", "nil"]
+        raise fe.invalid_options(
+            "DeleteOptions", [fe.not_supported("propagationPolicy", policy, supported)]
+        )
     return options
 
 
@@ -351,17 +378,29 @@ def _list(
             )
         )
     meta: Obj = {"resourceVersion": result.resource_version}
-    if result.continue_token:
+    if result.continue_token or (info.custom and mode != "metadata"):
+        # A custom resource's list (unstructured) keeps an empty continue.
         meta["continue"] = result.continue_token
     if result.remaining is not None:
         meta["remainingItemCount"] = result.remaining
     if mode == "metadata":
+        alternatives = request.headers.get("Accept", "").split(",")
+        if info.custom and not any(
+            "as=PartialObjectMetadataList" in a or "as=" not in a for a in alternatives
+        ):
+            raise ApiError(
+                406,
+                "NotAcceptable",
+                "you requested PartialObjectMetadata, but the requested object is a list "
+                "(*unstructured.UnstructuredList)",
+            )
         return respond(
             {
                 "kind": "PartialObjectMetadataList",
                 "apiVersion": "meta.k8s.io/v1",
                 "metadata": meta,
-                "items": [tables.partial(o) for o in result.items],
+                # A Go slice left nil: an empty list's items are null.
+                "items": [tables.partial(o) for o in result.items] or None,
             }
         )
     return respond(
@@ -390,7 +429,9 @@ async def _delete_collection(
         {
             "kind": info.list_kind_name,
             "apiVersion": info.api_version,
-            "metadata": {"resourceVersion": str(cluster.store.rv)},
+            "metadata": {"continue": "", "resourceVersion": str(cluster.store.rv)}
+            if info.custom
+            else {"resourceVersion": str(cluster.store.rv)},
             "items": deleted,
         }
     )

@@ -61,8 +61,11 @@ def prune(obj: Obj, schema: Schema) -> list[str]:
     """
     unknown: list[str] = []
     _prune_embedded(obj, "", unknown)
-    _prune_object(obj, schema, "", unknown, skip=_EMBEDDED)
-    return unknown
+    pruned: list[str] = []
+    _prune_object(obj, schema, "", pruned, skip=_EMBEDDED)
+    # As kube-apiserver lists them: metadata's (decoding ObjectMeta) first, then the pruned
+    # paths sorted.
+    return unknown + sorted(pruned)
 
 
 def _prune_embedded(obj: Obj, path: str, unknown: list[str]) -> None:
@@ -110,7 +113,8 @@ def _prune_object(
 
 
 def apply_defaults(value: Any, schema: Schema) -> None:
-    """Set, in place, each absent (or non-nullable null) property that has a default."""
+    """Set, in place, each absent (or non-nullable null) property that has a default; drop a
+    non-nullable null property that has none (PruneNonNullableNullsWithoutDefaults)."""
     if isinstance(value, dict):
         props: dict[str, Schema] = schema.get("properties") or {}
         for key, sub in props.items():
@@ -118,6 +122,8 @@ def apply_defaults(value: Any, schema: Schema) -> None:
                 key not in value or (value[key] is None and not sub.get("nullable"))
             ):
                 value[key] = deep_copy(sub["default"])
+            elif key in value and value[key] is None and not sub.get("nullable"):
+                del value[key]
             if key in value:
                 apply_defaults(value[key], sub)
         additional = schema.get("additionalProperties")
@@ -172,8 +178,13 @@ def _type_ok(expected: str, value: Any) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _regex(pattern: str) -> re.Pattern[str]:
-    # ECMA-262 and Go RE2 syntax agree with Python's for what CRD patterns use in practice.
-    return re.compile(pattern)
+    # ECMA-262 and Go RE2 syntax agree with Python's for what CRD patterns use in practice, but
+    # for `$`: RE2's matches only at the end of the text, Python's before a final newline too.
+    return re.compile(_END_OF_TEXT.sub(lambda m: m.group(1) + r"\Z", pattern))
+
+
+# An unescaped `$` outside a character class (classes and escapes consumed whole, kept).
+_END_OF_TEXT = re.compile(r"((?:\\.|\[(?:\\.|[^\]])*\]|[^\\\[$])*)\$")
 
 
 def _msg(path: str, text: str) -> str:
@@ -252,14 +263,17 @@ def _validate(value: Any, schema: Schema, path: str, errs: list[FieldError], *, 
 
 def _validate_string(value: str, schema: Schema, path: str, errs: list[FieldError]) -> None:
     name = path or "."
+    # kube-openapi's string validator stops at the first failure: maxLength, minLength, pattern.
     max_length = schema.get("maxLength")
     if max_length is not None and len(value) > max_length:
         errs.append(fe.too_long(path, int(max_length)))
+        return
     min_length = schema.get("minLength")
     if min_length is not None and len(value) < min_length:
         errs.append(
             fe.invalid(path, value, _msg(name, f"should be at least {min_length} chars long"))
         )
+        return
     pattern = schema.get("pattern")
     if pattern is not None and not _regex(pattern).search(value):
         errs.append(fe.invalid(path, value, _msg(name, f"should match '{pattern}'")))

@@ -91,6 +91,13 @@ class Store:
             hub = self._hubs[storage] = WatchHub(self.ring_capacity, floor=self.history_floor)
         return hub
 
+    def start_history(self, storage: str) -> None:
+        """A resource's watch history starts now, if it had none: kube-apiserver's watch cache
+        for a custom resource starts when its CRD is established, and a watch from an earlier
+        resourceVersion is too old."""
+        if storage not in self._hubs:
+            self.hub(storage).floor = max(self.history_floor, self.rv)
+
     def hubs(self) -> list[WatchHub]:
         return list(self._hubs.values())
 

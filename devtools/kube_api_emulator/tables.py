@@ -257,7 +257,9 @@ def column_definitions(info: ResourceInfo) -> list[Obj]:
                 "name": c.name,
                 "type": c.type,
                 "format": c.format,
-                "description": c.description,
+                # Without one, kube-apiserver describes the column by its path.
+                "description": c.description
+                or f"Custom resource definition column (in JSONPath format): {c.json_path}",
                 "priority": c.priority,
             }
             for c in info.printer_columns
@@ -325,6 +327,8 @@ def to_table(
             row["object"] = obj
         elif include_object != "None":
             row["object"] = partial(obj)
+        else:
+            row["object"] = None
         rows.append(row)
     meta: Obj = {"resourceVersion": resource_version}
     if continue_token:

@@ -76,7 +76,7 @@ class ClusterWrites(ClusterState):
         field_validation: str = "",
     ) -> Result:
         if not isinstance(body, dict):
-            raise fe.bad_request("the body of the request must be a JSON object")
+            raise fe.unrecognized(info.kind, body)
         obj = deep_copy(body)
         self._check_type(info, obj)
         meta = ensure_metadata(obj)
@@ -99,12 +99,11 @@ class ClusterWrites(ClusterState):
             name = self._generate_name(info, namespace, str(meta["generateName"]))
             meta["name"] = name
         if not name:
-            raise fe.invalid_object(
-                info.group,
-                info.kind,
-                "",
-                [fe.required("metadata.name", "name or generateName is required")],
-            )
+            errs = [fe.required("metadata.name", "name or generateName is required")]
+            if info.custom and celrules.has_rules(info.schema or {}):
+                # A required-field error blocks the CEL rules, which say so.
+                errs.append(fe.invalid("<nil>", None, _RULES_NOT_CHECKED))
+            raise fe.invalid_object(info.group, info.kind, "", errs)
         if info.namespaced:
             self._check_namespace_open(info, namespace, name)
         if info.custom:
@@ -112,7 +111,10 @@ class ClusterWrites(ClusterState):
         name_errs = builtins.name_errors(info, name)
         if name_errs:
             raise fe.invalid_object(info.group, info.kind, name, name_errs)
-        if self.store.get(info.storage, namespace, name) is not None:
+        # A custom resource is validated before the store finds its name taken (BeforeCreate,
+        # then the storage's create); a built-in's allocations wait until the name is free.
+        exists = self.store.get(info.storage, namespace, name) is not None
+        if exists and not info.custom:
             raise fe.already_exists(info.group, info.plural, name)
         for key in _SERVER_META:
             meta.pop(key, None)
@@ -126,6 +128,8 @@ class ClusterWrites(ClusterState):
         warnings: list[str] = []
         if info.custom:
             obj, warnings = self._admit_custom(info, obj, None, field_validation)
+            if exists:
+                raise fe.already_exists(info.group, info.plural, name)
         else:
             builtins.prepare_builtin(info, obj, None, self.ips)
             if info.storage == CRDS:
@@ -145,6 +149,13 @@ class ClusterWrites(ClusterState):
                 f"version ({info.api_version})"
             )
         kind = obj.get("kind")
+        if kind and kind != info.kind and info.custom:
+            # A custom resource of another kind decodes, then fails validation (named as its
+            # own kind).
+            name = str((obj.get("metadata") or {}).get("name") or "")
+            raise fe.invalid_object(
+                info.group, str(kind), name, [fe.invalid("kind", kind, f"must be {info.kind}")]
+            )
         if kind and kind != info.kind:
             raise fe.bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
@@ -236,7 +247,10 @@ class ClusterWrites(ClusterState):
     def _register_crd(self, crd: Obj) -> None:
         name = crd["metadata"]["name"]
         self.registry.remove_crd(name)
-        self.registry.add(crds.crd_resources(crd))
+        resources = crds.crd_resources(crd)
+        self.registry.add(resources)
+        for info in resources:
+            self.store.start_history(info.storage)
 
     # -- update and patch ----------------------------------------------------------------------
 
@@ -252,7 +266,7 @@ class ClusterWrites(ClusterState):
         field_validation: str = "",
     ) -> Result:
         if not isinstance(body, dict):
-            raise fe.bad_request("the body of the request must be a JSON object")
+            raise fe.unrecognized(info.kind, body)
         self._check_subresource(info, subresource)
         obj = deep_copy(body)
         self._check_type(info, obj)
@@ -272,15 +286,15 @@ class ClusterWrites(ClusterState):
             raise fe.not_found(info.group, info.plural, name)
         requested = meta.get("resourceVersion")
         if not requested and info.custom:
+            # The custom resource store's words: the resource (not the kind) and Go's %#v of the
+            # unset version (0x0).
             raise fe.invalid_object(
                 info.group,
-                info.kind,
+                info.plural,
                 name,
                 [
                     fe.invalid(
-                        "metadata.resourceVersion",
-                        fe.OMIT,
-                        "must be specified for an update",
+                        "metadata.resourceVersion", fe.OMIT, "0x0: must be specified for an update"
                     )
                 ],
             )
@@ -340,8 +354,10 @@ class ClusterWrites(ClusterState):
 
     def _check_apply_body(self, info: ResourceInfo, body: Obj, name: str) -> None:
         if body.get("apiVersion") != info.api_version or body.get("kind") != info.kind:
+            api_version = str(body.get("apiVersion") or "")
+            group, _, version = api_version.rpartition("/")
             raise fe.bad_request(
-                f"apiVersion and kind of the applied object must be {info.api_version} {info.kind}"
+                f"invalid object type: {group}/{version}, Kind={body.get('kind') or ''}"
             )
         applied_name = (body.get("metadata") or {}).get("name")
         if applied_name and applied_name != name:
@@ -440,18 +456,14 @@ class ClusterWrites(ClusterState):
         added = [f for f in new["metadata"].get("finalizers") or [] if f not in before]
         if added:
             listed = ", ".join(json.dumps(f) for f in added)
-            raise fe.invalid_object(
-                info.group,
-                info.kind,
-                old["metadata"]["name"],
-                [
-                    fe.forbidden(
-                        "metadata.finalizers",
-                        "no new finalizers can be added if the object is being deleted, found "
-                        f"new finalizers []string{{{listed}}}",
-                    )
-                ],
+            error = fe.forbidden(
+                "metadata.finalizers",
+                "no new finalizers can be added if the object is being deleted, found "
+                f"new finalizers []string{{{listed}}}",
             )
+            # kube-apiserver checks the metadata update twice (BeforeUpdate, then the
+            # strategy), so the cause comes twice; the message names it once.
+            raise fe.invalid_object(info.group, info.kind, old["metadata"]["name"], [error, error])
 
     def _releasable(self, info: ResourceInfo, obj: Obj) -> bool:
         """A deleted object goes once its finalizers (and, for a namespace, content) are gone."""

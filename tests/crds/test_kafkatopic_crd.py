@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from crd_invalid_specs import TOPIC_CRD_INVALID
 
 from kube_api_emulator import Cluster
 from kube_api_emulator.errors import ApiError
@@ -74,33 +75,7 @@ def test_an_explicit_assignment_needs_no_counts(cluster: Cluster) -> None:
     assert cluster.create(topics(cluster), "default", body).obj["spec"]["replicaAssignment"]
 
 
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        ({"partitions": 0, "replicas": 1}, "spec.partitions: Invalid value: 0: spec.partitions in "
-         "body should be greater than or equal to 1"),
-        ({"partitions": 1, "replicas": 0}, "should be greater than or equal to 1"),
-        ({"partitions": 1, "replicas": 32768}, "should be less than or equal to 32767"),
-        ({"partitions": 1}, "partitions and replicas are required unless replicaAssignment is "
-         "given"),
-        ({"partitions": 1, "replicas": 1, "topicName": "bad name"}, "spec.topicName in body "
-         "should match '^[a-zA-Z0-9._-]+$'"),
-        ({"partitions": 1, "replicas": 1, "topicName": ".."}, 'topic name cannot be "." or ".."'),
-        ({"partitions": 1, "replicas": 1, "topicName": "x" * 250}, "may not be more than 249"),
-        ({"partitions": 1, "replicas": 1, "rackAwareMode": "Sometimes"}, 'supported values: '
-         '"Enforced", "Safe", "Disabled"'),
-        ({"partitions": 1, "replicas": 1, "deletionPolicy": "Orphan"}, 'supported values: '
-         '"Delete", "Retain"'),
-        ({"partitions": 2, "replicaAssignment": [[1]]}, "replicaAssignment must have one entry "
-         "per partition"),
-        ({"replicas": 2, "replicaAssignment": [[1, 2], [1]]}, "every replicaAssignment entry "
-         "must list `replicas` brokers"),
-        ({"replicaAssignment": [[-1]]}, "should be greater than or equal to 0"),
-        ({"replicaAssignment": [[]]}, "should have at least 1 items"),
-        ({"partitions": "3", "replicas": 1}, 'spec.partitions: Invalid value: "string": '
-         'spec.partitions in body must be of type integer: "string"'),
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize(("spec", "message"), TOPIC_CRD_INVALID)
 def test_invalid_specs_are_rejected_with_a_precise_message(
     cluster: Cluster, spec: dict[str, Any], message: str
 ) -> None:

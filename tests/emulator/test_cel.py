@@ -42,7 +42,7 @@ def test_transition_rule_uses_old_self_only_on_update() -> None:
     assert check(schema, obj(partitions=1)) == []
     assert check(schema, obj(partitions=5), obj(partitions=3)) == []
     assert check(schema, obj(partitions=2), obj(partitions=3)) == [
-        "spec.partitions: Invalid value: 2: partitions cannot be decreased"
+        'spec.partitions: Invalid value: "integer": partitions cannot be decreased'
     ]
 
 
@@ -63,7 +63,7 @@ def test_immutability_rule_and_default_message() -> None:
         },
     }
     assert check(schema, obj(name="b"), obj(name="a")) == [
-        "spec: Invalid value: failed rule: self.name == oldSelf.name"
+        'spec: Invalid value: "object": failed rule: self.name == oldSelf.name'
     ]
     assert check(schema, obj(name="a"), obj(name="a")) == []
 
@@ -106,15 +106,17 @@ def test_root_rules_see_metadata_name_only() -> None:
     assert check(schema, named) == []
     other = obj()
     other["metadata"]["name"] = "x"
-    assert check(schema, other) == ["<nil>: Invalid value: bad name"]
+    assert check(schema, other) == ['<nil>: Invalid value: "object": bad name']
 
 
 def test_ratcheting_skips_unchanged_values_for_non_transition_rules() -> None:
     schema = schema_with([{"rule": "self < 5", "message": "at most 4"}])
-    assert check(schema, obj(partitions=7)) == ["spec.partitions: Invalid value: 7: at most 4"]
+    assert check(schema, obj(partitions=7)) == [
+        'spec.partitions: Invalid value: "integer": at most 4'
+    ]
     assert check(schema, obj(partitions=7, name="x"), obj(partitions=7)) == []
     assert check(schema, obj(partitions=8), obj(partitions=7)) == [
-        "spec.partitions: Invalid value: 8: at most 4"
+        'spec.partitions: Invalid value: "integer": at most 4'
     ]
 
 
@@ -149,11 +151,11 @@ def test_rules_on_map_values_and_list_items() -> None:
         },
     }
     assert check(schema, obj(config={"a": "long value"})) == [
-        'spec.config[a]: Invalid value: "long value": failed rule: self.size() < 4'
+        'spec.config[a]: Invalid value: "string": failed rule: self.size() < 4'
     ]
     old = obj(brokers=[{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}])
     new = obj(brokers=[{"id": 2, "rack": "c"}, {"id": 3, "rack": "z"}])
-    assert check(schema, new, old) == ["spec.brokers[0]: Invalid value: rack is fixed"]
+    assert check(schema, new, old) == ['spec.brokers[0]: Invalid value: "object": rack is fixed']
 
 
 def test_optional_old_self() -> None:
@@ -168,7 +170,7 @@ def test_optional_old_self() -> None:
     )
     assert check(schema, obj(partitions=1)) == []
     assert check(schema, obj(partitions=1), obj(partitions=2)) == [
-        "spec.partitions: Invalid value: 1: no decrease"
+        'spec.partitions: Invalid value: "integer": no decrease'
     ]
 
 
@@ -192,8 +194,8 @@ def test_kubernetes_string_helpers_are_available() -> None:
     }
     assert check(schema, obj(name="a.b")) == []
     assert check(schema, obj(name="A.b.c")) == [
-        'spec.name: Invalid value: "A.b.c": lowercase',
-        'spec.name: Invalid value: "A.b.c": one dot',
+        'spec.name: Invalid value: "string": lowercase',
+        'spec.name: Invalid value: "string": one dot',
     ]
 
 

@@ -168,7 +168,7 @@ def test_update_with_stale_resource_version_conflicts(cluster: Cluster) -> None:
 def test_custom_resource_update_needs_a_resource_version(cluster: Cluster) -> None:
     cluster.create(topics(cluster), "default", topic("t"))
     err = fails(422, cluster.update, topics(cluster), "default", "t", topic("t", partitions=4))
-    assert "metadata.resourceVersion: Invalid value: must be specified for an update" in (
+    assert "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update" in (
         err.message
     )
     configmap = {"metadata": {"name": "c"}, "data": {"a": "1"}}
@@ -224,11 +224,11 @@ def test_cel_transition_rules_guard_updates(cluster: Cluster) -> None:
     cluster.create(info, "default", topic("t", partitions=3, topicName="orders"))
     err = fails(422, cluster.patch, info, "default", "t", MERGE, {"spec": {"partitions": 2}})
     assert err.message == (
-        'KafkaTopic.kto.dev "t" is invalid: spec.partitions: Invalid value: 2: partitions '
+        'KafkaTopic.kto.dev "t" is invalid: spec.partitions: Invalid value: "integer": partitions '
         "cannot be decreased"
     )
     err = fails(422, cluster.patch, info, "default", "t", MERGE, {"spec": {"topicName": "x"}})
-    assert 'spec.topicName: Invalid value: "x": topicName is immutable' in err.message
+    assert 'spec.topicName: Invalid value: "string": topicName is immutable' in err.message
 
 
 # -- patch formats ---------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ def test_finalizers_hold_deletion_until_removed(cluster: Cluster) -> None:
 def test_delete_preconditions(cluster: Cluster) -> None:
     cluster.create(cms(cluster), "default", {"metadata": {"name": "c"}})
     err = fails(409, cluster.delete, cms(cluster), "default", "c", {"preconditions": {"uid": "x"}})
-    assert "Precondition failed: UID in precondition: x" in err.message
+    assert "the UID in the precondition (x) does not match the UID in record" in err.message
 
 
 def test_namespace_deletion_cascades_and_waits_for_finalizers(cluster: Cluster) -> None:

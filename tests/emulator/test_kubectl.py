@@ -123,7 +123,9 @@ def test_validation_errors_read_like_the_apiserver(applied: Kubectl, tmp_path: P
     shrink = applied.run(
         "patch", "kt", "orders", "--type=merge", "-p", '{"spec":{"partitions":1}}', check=False
     )
-    assert "spec.partitions: Invalid value: 1: partitions cannot be decreased" in shrink.stderr
+    assert 'spec.partitions: Invalid value: "integer": partitions cannot be decreased' in (
+        shrink.stderr
+    )
 
 
 def test_delete_waits_for_the_finalizer(applied: Kubectl, api: ApiServer) -> None:
