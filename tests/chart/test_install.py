@@ -174,7 +174,8 @@ def test_the_chart_installs_and_the_operator_reconciles_as_deployed(
             stop_operator(operator, log)
 
 
-REBALANCES = """
+# Planned by a Job of the chart's planner (format with work_dir).
+JOB_REBALANCE = """
 apiVersion: kto.dev/v1
 kind: KafkaRebalance
 metadata:
@@ -185,7 +186,10 @@ spec:
     type: kubernetes
     workDir: {work_dir}
     volume: kto-plans
----
+"""
+REBALANCES = (
+    JOB_REBALANCE
+    + """---
 apiVersion: kto.dev/v1
 kind: KafkaRebalance
 metadata:
@@ -193,6 +197,7 @@ metadata:
   namespace: team-a
 spec: {{}}
 """
+)
 
 
 def test_with_rebalancing_enabled_the_operator_plans_with_a_job_of_the_charts_planner(

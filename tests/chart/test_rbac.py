@@ -29,6 +29,7 @@ from kafka_topic_operator.rebalance.engines.manifests import Paths, local_comman
 from kto_dev.kube_apiserver.launcher import KubeApiServer
 
 from .test_install import (
+    JOB_REBALANCE,
     TOPIC,
     Cluster,
     container_environment,
@@ -333,20 +334,6 @@ def test_the_operator_needs_no_more_than_the_charts_rbac_and_gets_no_more(
     check_refusals(api, kubeconfig, mode)
 
 
-REBALANCE = """
-apiVersion: kto.dev/v1
-kind: KafkaRebalance
-metadata:
-  name: even-out
-  namespace: team-a
-spec:
-  engine:
-    type: kubernetes
-    workDir: {work_dir}
-    volume: kto-plans
-"""
-
-
 def run_the_planners_job(admin: Cluster, job: dict[str, Any]) -> None:
     """What the Job controller and the kubelet would do, as the Job's planning job in this
     process's Python (the exact planner, no Spark for a cluster this small), then the Job marked
@@ -384,7 +371,7 @@ def test_rebalancing_needs_no_more_than_the_charts_rbac_and_gets_no_more(
         admin.kubectl("apply", "-f", "-", stdin=TOPIC)
         topic = ("kafkatopic/payments", "-n", WATCHED)
         admin.kubectl("wait", *topic, "--for=condition=Ready", "--timeout=90s")
-        admin.kubectl("apply", "-f", "-", stdin=REBALANCE.format(work_dir=work_dir))
+        admin.kubectl("apply", "-f", "-", stdin=JOB_REBALANCE.format(work_dir=work_dir))
         rebalance_ = ("kafkarebalance/even-out", "-n", WATCHED)
 
         def job() -> Any:
