@@ -73,15 +73,10 @@ class BrokerSpec:
         return self.directory / "server.properties"
 
 
-def server_properties(spec: BrokerSpec) -> dict[str, str]:
-    """The broker's configuration: Kafka's defaults except what a small local cluster needs."""
-    rf = spec.internal_replication_factor
-    properties = {
-        "broker.id": str(spec.broker_id),
-        "listeners": f"PLAINTEXT://{spec.bootstrap}",
-        "log.dirs": str(spec.log_dir),
-        "zookeeper.connect": spec.zookeeper,
-        "zookeeper.session.timeout.ms": str(spec.session_timeout_ms),
+def small_cluster_settings(internal_replication_factor: int) -> dict[str, str]:
+    """Kafka's defaults changed only where a small local cluster needs it, in either mode."""
+    rf = internal_replication_factor
+    return {
         "delete.topic.enable": "true",
         "auto.create.topics.enable": "false",
         "offsets.topic.replication.factor": str(rf),
@@ -97,6 +92,18 @@ def server_properties(spec: BrokerSpec) -> dict[str, str]:
         "background.threads": "4",
         "num.recovery.threads.per.data.dir": "1",
         "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),
+    }
+
+
+def server_properties(spec: BrokerSpec) -> dict[str, str]:
+    """The broker's configuration: Kafka's defaults except what a small local cluster needs."""
+    properties = {
+        "broker.id": str(spec.broker_id),
+        "listeners": f"PLAINTEXT://{spec.bootstrap}",
+        "log.dirs": str(spec.log_dir),
+        "zookeeper.connect": spec.zookeeper,
+        "zookeeper.session.timeout.ms": str(spec.session_timeout_ms),
+        **small_cluster_settings(spec.internal_replication_factor),
     }
     if spec.rack is not None:
         properties["broker.rack"] = spec.rack
@@ -152,7 +159,7 @@ def _root_and_chroot(zookeeper: str) -> tuple[str, str]:
     return hosts, (slash + chroot if chroot else "")
 
 
-def _port_taken(port: int) -> bool:
+def port_taken(port: int) -> bool:
     """Whether something listens there (Kafka binds with SO_REUSEADDR, so connections of an
     earlier broker lingering in TIME_WAIT do not count)."""
     with socket.socket() as s:
@@ -188,7 +195,7 @@ def prepare(spec: BrokerSpec) -> list[str]:
     except KafkaDistributionError as e:
         raise KafkaBrokerError(str(e)) from None
     command = java_command(spec, libs)
-    if _port_taken(spec.port):
+    if port_taken(spec.port):
         raise KafkaBrokerError(f"broker {spec.broker_id}: port {spec.port} on 127.0.0.1 is taken")
     spec.directory.mkdir(parents=True, exist_ok=True)
     spec.properties_file.write_text(render_properties(server_properties(spec)))

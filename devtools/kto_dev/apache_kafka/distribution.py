@@ -7,7 +7,8 @@ configuration is honoured. `mvn dependency:copy-dependencies` on a small pom cop
 the local Maven repository (`~/.m2`), which keeps every download for later runs; the copy itself
 is skipped when the folder is already complete.
 
-`python -m kto_dev.apache_kafka.distribution` fetches and prints the folder.
+`python -m kto_dev.apache_kafka.distribution` fetches both pinned versions (3.9 for ZooKeeper
+mode, 4.x for KRaft) and prints their folders.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-# The one place the version is pinned: 3.9 is the last line with ZooKeeper mode.
+# The one place the versions are pinned: 3.9 is the last line with ZooKeeper mode; 4.x runs
+# KRaft only.
 KAFKA_VERSION = "3.9.2"
+KRAFT_KAFKA_VERSION = "4.1.1"
 SCALA_VERSION = "2.13"
 SLF4J_VERSION = "1.7.36"  # the slf4j line Kafka 3.9 itself is built with
+LOG4J2_VERSION = "2.24.3"  # the log4j 2 line Kafka 4.1 is built with
 
 ROOT = Path(__file__).resolve().parents[3]
 COMPLETE = ".complete"
@@ -32,12 +36,22 @@ class KafkaDistributionError(RuntimeError):
     """The jars are missing or could not be fetched; the message says what to do."""
 
 
+def is_kraft_only(version: str) -> bool:
+    """Kafka 4.0 removed ZooKeeper mode (and moved from log4j 1 to log4j 2)."""
+    return int(version.split(".")[0]) >= 4
+
+
 def artifacts(version: str = KAFKA_VERSION) -> list[tuple[str, str, str]]:
-    """(groupId, artifactId, version) of what the classpath is built from."""
+    """(groupId, artifactId, version) of what the classpath is built from: Kafka, its tools and
+    the slf4j binding to the log4j line that version configures."""
+    if is_kraft_only(version):
+        binding = ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J2_VERSION)
+    else:
+        binding = ("org.slf4j", "slf4j-reload4j", SLF4J_VERSION)
     return [
         ("org.apache.kafka", f"kafka_{SCALA_VERSION}", version),
         ("org.apache.kafka", "kafka-tools", version),
-        ("org.slf4j", "slf4j-reload4j", SLF4J_VERSION),
+        binding,
     ]
 
 
@@ -114,7 +128,8 @@ def fetch(version: str = KAFKA_VERSION) -> Path:
 
 def main() -> int:
     try:
-        print(fetch())
+        for version in (KAFKA_VERSION, KRAFT_KAFKA_VERSION):
+            print(fetch(version))
     except KafkaDistributionError as e:
         print(f"kto: {e}", file=sys.stderr)
         return 1

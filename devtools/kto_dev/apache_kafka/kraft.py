@@ -1,0 +1,261 @@
+"""Real Apache Kafka 4.x in KRaft mode, started from the fetched jars: no ZooKeeper.
+
+Each node is a broker and a controller at once (KRaft's combined mode, as Kafka's quick start
+runs it), with a static quorum of every node (`controller.quorum.voters`). Before its first
+start a node's log directory is formatted with the cluster's id (`kafka.tools.StorageTool
+format`), as Kafka requires; then `java -cp 'libs/*' kafka.Kafka server.properties`, one JVM per
+node, logging through log4j 2. A cluster is ready once every node answers a metadata request
+naming all of them and a controller. Failures raise KafkaBrokerError with one line saying why.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from kto_dev.apache_kafka.broker import (
+    START_TIMEOUT,
+    STOP_TIMEOUT,
+    KafkaBrokerError,
+    alive,
+    java_executable,
+    port_taken,
+    render_properties,
+    small_cluster_settings,
+    startup_failure,
+    terminate,
+)
+from kto_dev.apache_kafka.distribution import (
+    KRAFT_KAFKA_VERSION,
+    KafkaDistributionError,
+    require_libs,
+)
+from kto_dev.zookeeper_server import free_port
+
+RACKS = ("a", "b", "c")
+
+
+def new_cluster_id() -> str:
+    """A Kafka Uuid as Kafka writes one: 16 random bytes, base64url without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+@dataclass(frozen=True)
+class KRaftNodeSpec:
+    """One combined broker-and-controller node."""
+
+    node_id: int
+    directory: Path
+    port: int
+    controller_port: int
+    voters: str  # controller.quorum.voters: id@host:port of every controller
+    cluster_id: str
+    rack: str | None = None
+    heap_mb: int = 384
+    internal_replication_factor: int = 3
+    overrides: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "directory", self.directory.resolve())
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.directory / "data"
+
+    @property
+    def log_file(self) -> Path:
+        return self.directory / "server.log"
+
+    @property
+    def properties_file(self) -> Path:
+        return self.directory / "server.properties"
+
+
+def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
+    properties = {
+        "process.roles": "broker,controller",
+        "node.id": str(spec.node_id),
+        "controller.quorum.voters": spec.voters,
+        "listeners": f"PLAINTEXT://{spec.bootstrap},CONTROLLER://127.0.0.1:{spec.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{spec.bootstrap}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(spec.log_dir),
+        **small_cluster_settings(spec.internal_replication_factor),
+    }
+    if spec.rack is not None:
+        properties["broker.rack"] = spec.rack
+    properties.update(spec.overrides)
+    return properties
+
+
+def log4j2_properties(log_file: Path) -> str:
+    return (
+        "appender.file.type = File\n"
+        "appender.file.name = file\n"
+        f"appender.file.fileName = {log_file}\n"
+        "appender.file.layout.type = PatternLayout\n"
+        "appender.file.layout.pattern = [%d] %p %m (%c)%n\n"
+        "rootLogger.level = INFO\n"
+        "rootLogger.appenderRef.file.ref = file\n"
+        "logger.request.name = kafka.request.logger\n"
+        "logger.request.level = WARN\n"
+    )
+
+
+def _java(spec: KRaftNodeSpec, libs: Path, *main: str) -> list[str]:
+    return [
+        java_executable(),
+        f"-Xmx{spec.heap_mb}m",
+        "-Xms64m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",  # short-lived JVMs start sooner on C1 alone
+        "-XX:-UsePerfData",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={spec.directory / 'log4j2.properties'}",
+        "-cp",
+        f"{libs}/*",
+        *main,
+    ]
+
+
+def prepare(spec: KRaftNodeSpec) -> list[str]:
+    """Writes the node's files and formats its log directory once; returns the start command."""
+    try:
+        libs = require_libs(KRAFT_KAFKA_VERSION)
+    except KafkaDistributionError as e:
+        raise KafkaBrokerError(str(e)) from None
+    for port in (spec.port, spec.controller_port):
+        if port_taken(port):
+            raise KafkaBrokerError(f"node {spec.node_id}: port {port} on 127.0.0.1 is taken")
+    spec.directory.mkdir(parents=True, exist_ok=True)
+    spec.properties_file.write_text(render_properties(server_properties(spec)))
+    (spec.directory / "log4j2.properties").write_text(log4j2_properties(spec.log_file))
+    if not (spec.log_dir / "meta.properties").exists():
+        formatted = subprocess.run(
+            _java(spec, libs, "kafka.tools.StorageTool", "format", "--ignore-formatted",
+                  "-t", spec.cluster_id, "-c", str(spec.properties_file)),
+            cwd=spec.directory, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if formatted.returncode != 0:
+            said = (formatted.stderr or formatted.stdout).strip().splitlines()
+            raise KafkaBrokerError(
+                f"node {spec.node_id}: formatting {spec.log_dir} failed: "
+                + (said[-1] if said else f"exit {formatted.returncode}")
+            )
+    return _java(spec, libs, "kafka.Kafka", str(spec.properties_file))
+
+
+def spawn(spec: KRaftNodeSpec) -> subprocess.Popen[bytes]:
+    command = prepare(spec)
+    with (spec.directory / "stdout.log").open("ab") as out:
+        return subprocess.Popen(command, cwd=spec.directory, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # fmt: skip
+
+
+def cluster_answers(bootstrap: str, node_ids: set[int], timeout: float = 2.0) -> bool:
+    """Whether a metadata request names every node as a broker, and a controller."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except Exception:  # KafkaException: not answering yet
+        return False
+    return node_ids <= set(metadata.brokers) and metadata.controller_id >= 0
+
+
+class KRaftCluster:
+    """Nodes 0..n-1 (racks a, b, c, ...), each broker and controller, all voters."""
+
+    def __init__(
+        self,
+        directory: Path,
+        size: int = 3,
+        *,
+        overrides: Mapping[str, str] | None = None,
+        cluster_id: str | None = None,
+    ) -> None:
+        controller_ports = {n: free_port() for n in range(size)}
+        voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in controller_ports.items())
+        cluster = cluster_id or new_cluster_id()
+        self.specs = {
+            n: KRaftNodeSpec(
+                node_id=n, directory=directory / f"node-{n}", port=free_port(),
+                controller_port=controller_ports[n], voters=voters, cluster_id=cluster,
+                rack=RACKS[n % len(RACKS)], internal_replication_factor=min(3, size),
+                overrides=dict(overrides or {}),
+            )
+            for n in range(size)
+        }  # fmt: skip
+        self._processes: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(self.specs[n].bootstrap for n in sorted(self._processes))
+
+    def start(self, timeout: float = START_TIMEOUT) -> None:
+        """Starts every node at once (a quorum needs a majority) and waits for all of them."""
+        try:
+            for n, spec in self.specs.items():
+                self._processes[n] = spawn(spec)
+            self._wait(timeout)
+        except KafkaBrokerError:
+            self.kill()
+            raise
+
+    def _wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not cluster_answers(self.bootstrap, set(self.specs)):
+            for n, process in self._processes.items():
+                if not alive(process.pid):
+                    log = self.specs[n].log_file
+                    raise KafkaBrokerError(f"node {n} exited during start-up: "
+                                           f"{startup_failure(log)} (see {log})")  # fmt: skip
+            if time.monotonic() > deadline:
+                raise KafkaBrokerError(f"the KRaft cluster was not ready within {timeout:.0f} s")
+            time.sleep(0.25)
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        self._end(kill=False, timeout=timeout)
+
+    def kill(self) -> None:
+        self._end(kill=True, timeout=10)
+
+    def _end(self, *, kill: bool, timeout: float) -> None:
+        processes, self._processes = self._processes, {}
+        # Every node told at once: one by one, the last ones would wait on a quorum already gone.
+        for process in processes.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+        for process in processes.values():
+            terminate(process.pid, kill=kill, timeout=timeout)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=1)
+
+    def __enter__(self) -> KRaftCluster:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
