@@ -37,20 +37,12 @@ class KafkaBrokerError(RuntimeError):
     """A broker could not be started, reached or stopped; the message is one line."""
 
 
-@dataclass(frozen=True)
-class BrokerSpec:
-    """What one broker is: its id, rack, port, ZooKeeper (with the chroot) and directory."""
+class NodeFiles:
+    """Where a Kafka node (a ZooKeeper-mode broker or a KRaft node) keeps its files, and its
+    loopback address: for frozen dataclasses with `directory` and `port`."""
 
-    broker_id: int
-    zookeeper: str
     directory: Path
     port: int
-    rack: str | None = None
-    heap_mb: int = 320
-    # Replication of __consumer_offsets and __transaction_state: at most the cluster's size.
-    internal_replication_factor: int = 3
-    session_timeout_ms: int = SESSION_TIMEOUT_MS
-    overrides: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The JVM runs in this directory and its files name each other: absolute paths only.
@@ -71,6 +63,22 @@ class BrokerSpec:
     @property
     def properties_file(self) -> Path:
         return self.directory / "server.properties"
+
+
+@dataclass(frozen=True)
+class BrokerSpec(NodeFiles):
+    """What one broker is: its id, rack, port, ZooKeeper (with the chroot) and directory."""
+
+    broker_id: int
+    zookeeper: str
+    directory: Path
+    port: int
+    rack: str | None = None
+    heap_mb: int = 320
+    # Replication of __consumer_offsets and __transaction_state: at most the cluster's size.
+    internal_replication_factor: int = 3
+    session_timeout_ms: int = SESSION_TIMEOUT_MS
+    overrides: Mapping[str, str] = field(default_factory=dict)
 
 
 def small_cluster_settings(internal_replication_factor: int) -> dict[str, str]:

@@ -26,6 +26,7 @@ from kto_dev.apache_kafka.broker import (
     START_TIMEOUT,
     STOP_TIMEOUT,
     KafkaBrokerError,
+    NodeFiles,
     alive,
     java_executable,
     port_taken,
@@ -50,7 +51,7 @@ def new_cluster_id() -> str:
 
 
 @dataclass(frozen=True)
-class KRaftNodeSpec:
+class KRaftNodeSpec(NodeFiles):
     """One combined broker-and-controller node."""
 
     node_id: int
@@ -63,25 +64,6 @@ class KRaftNodeSpec:
     heap_mb: int = 384
     internal_replication_factor: int = 3
     overrides: Mapping[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "directory", self.directory.resolve())
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def log_dir(self) -> Path:
-        return self.directory / "data"
-
-    @property
-    def log_file(self) -> Path:
-        return self.directory / "server.log"
-
-    @property
-    def properties_file(self) -> Path:
-        return self.directory / "server.properties"
 
 
 def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
