@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kto_dev.apache_kafka.distribution import (
     KAFKA_VERSION,
@@ -282,16 +283,22 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
-def answers_metadata(spec: BrokerSpec, timeout: float = 2.0) -> bool:
-    """Whether the broker's port answers a metadata request listing the broker itself."""
+def metadata_of(bootstrap: str, timeout: float = 2.0) -> Any | None:
+    """The cluster's answer to a metadata request (confluent-kafka's ClusterMetadata), None
+    while nothing there answers."""
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": spec.bootstrap, "log_level": 0})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     try:
-        metadata = admin.list_topics(timeout=timeout)
+        return admin.list_topics(timeout=timeout)
     except Exception:  # KafkaException: not answering yet
-        return False
-    return spec.broker_id in metadata.brokers
+        return None
+
+
+def answers_metadata(spec: BrokerSpec, timeout: float = 2.0) -> bool:
+    """Whether the broker's port answers a metadata request listing the broker itself."""
+    metadata = metadata_of(spec.bootstrap, timeout)
+    return metadata is not None and spec.broker_id in metadata.brokers
 
 
 def startup_failure(log_file: Path) -> str:

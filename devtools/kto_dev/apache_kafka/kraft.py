@@ -29,6 +29,7 @@ from kto_dev.apache_kafka.broker import (
     NodeFiles,
     alive,
     java_executable,
+    metadata_of,
     port_taken,
     render_properties,
     small_cluster_settings,
@@ -152,14 +153,10 @@ def spawn(spec: KRaftNodeSpec) -> subprocess.Popen[bytes]:
 
 def cluster_answers(bootstrap: str, node_ids: set[int], timeout: float = 2.0) -> bool:
     """Whether a metadata request names every node as a broker, and a controller."""
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
-    try:
-        metadata = admin.list_topics(timeout=timeout)
-    except Exception:  # KafkaException: not answering yet
-        return False
-    return node_ids <= set(metadata.brokers) and metadata.controller_id >= 0
+    metadata = metadata_of(bootstrap, timeout)
+    return (
+        metadata is not None and node_ids <= set(metadata.brokers) and metadata.controller_id >= 0
+    )
 
 
 class KRaftCluster:

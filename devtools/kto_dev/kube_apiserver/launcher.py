@@ -220,7 +220,7 @@ class KubeApiServer:
 
     def get(self, path: str) -> Any:
         """A GET as the administrator, parsed."""
-        return json.loads(self._get_json(self.url + path, authorized=True, text=True))
+        return self._get_json(self.url + path, authorized=True)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
