@@ -30,10 +30,10 @@ from bench_support import scratch_dir, warm_up
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.new_topic import NewTopic
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
-from kafka_topic_operator.zk.admin import NewTopic
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.zookeeper_server import ZooKeeperServer
 

@@ -55,6 +55,8 @@ LAYERS = [
     "kafka_topic_operator.broker_channel",
     "kafka_topic_operator.controller",
     "kafka_topic_operator.topics",
+    # Kafka's Admin API (KRaft clusters): a backend of topics' TopicBackend, beside ZooKeeper's.
+    "kafka_topic_operator.kafka_admin",
     "kafka_topic_operator.rebalance",
     "kafka_topic_operator.k8s",
     "kafka_topic_operator.previews",

@@ -20,6 +20,7 @@ from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityPro
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.devbroker.broker import BrokerConfig, DevBroker
@@ -116,6 +117,7 @@ class Cluster:
         self.connect = connect
         self.root = root
         self.zk = zk
+        self.backend = ZooKeeperBackend(zk)  # what the operator's reconciler is given
         self.waiter = Waiter(zk)
         self.controllers: dict[int, KafkaController] = {}
         self.brokers: dict[int, DevBroker] = {}

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kafka_topic_operator.kafka.errors import (
+    ClusterUnavailableError,
     ReassignmentInProgressException,
     TopicExistsException,
 )
@@ -22,6 +23,7 @@ from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.plan import CreateTopic, Reason
 from kafka_topic_operator.topics.reconcile import Request, Step, reconcile_topics
 from kafka_topic_operator.topics.spec import parse_spec
+from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 
@@ -49,7 +51,7 @@ def test_a_batch_plans_each_topic_as_alone_and_in_order(cluster: Cluster) -> Non
         request("dotted", {"topicName": "a.b", "partitions": 1, "replicas": 1}),
         request("underscored", {"topicName": "a_b", "partitions": 1, "replicas": 1}),
     ]
-    outcomes = reconcile_topics(cluster.zk, requests)
+    outcomes = reconcile_topics(cluster.backend, requests)
     steps = [o for o in outcomes if isinstance(o, Step)]
     assert len(steps) == len(requests)
     for i in range(20):
@@ -88,7 +90,7 @@ def test_a_failed_write_fails_only_its_topic(
 
     monkeypatch.setattr(cluster.zk, "read_many", then_taken)
     requests = [request(name, {"partitions": 2, "replicas": 1}) for name in ("x", "taken", "y")]
-    outcomes = reconcile_topics(cluster.zk, requests)
+    outcomes = reconcile_topics(cluster.backend, requests)
     assert isinstance(outcomes[1], TopicExistsException)
     assert str(outcomes[1]) == "Topic 'taken' already exists."
     assert isinstance(outcomes[0], Step) and isinstance(outcomes[2], Step)
@@ -106,7 +108,7 @@ def test_the_reassignments_of_a_batch_go_in_one_znode(cluster: Cluster) -> None:
         admin.create_topic_with_assignment(cluster.zk, name, {0: [0], 1: [1]})
     wanted = {"replicaAssignment": [[1, 2], [2, 0]]}
     outcomes = reconcile_topics(
-        cluster.zk, [request(n, wanted, managed_topic=n) for n in ("r0", "r1")]
+        cluster.backend, [request(n, wanted, managed_topic=n) for n in ("r0", "r1")]
     )
     assert all(isinstance(o, Step) and o.plan.blocked is None for o in outcomes), [
         getattr(o, "plan", o) for o in outcomes
@@ -119,7 +121,7 @@ def test_the_reassignments_of_a_batch_go_in_one_znode(cluster: Cluster) -> None:
         for p, r in enumerate(wanted["replicaAssignment"])
     }
     waiting = reconcile_topics(
-        cluster.zk, [request(n, wanted, managed_topic=n) for n in ("r2", "r3")]
+        cluster.backend, [request(n, wanted, managed_topic=n) for n in ("r2", "r3")]
     )
     assert [(type(o), str(o)) for o in waiting] == [
         (
@@ -143,9 +145,9 @@ def test_every_topic_name_is_listed_only_for_a_name_that_could_collide(
         return read_many(data, children)
 
     monkeypatch.setattr(cluster.zk, "read_many", recording)
-    reconcile_topics(cluster.zk, [request("orders", {"partitions": 1, "replicas": 1})])
+    reconcile_topics(cluster.backend, [request("orders", {"partitions": 1, "replicas": 1})])
     assert not any(znodes.TOPICS_PATH in c for c in listed)
-    reconcile_topics(cluster.zk, [request("my.orders", {"partitions": 1, "replicas": 1})])
+    reconcile_topics(cluster.backend, [request("my.orders", {"partitions": 1, "replicas": 1})])
     assert any(znodes.TOPICS_PATH in c for c in listed)
 
 
@@ -153,7 +155,7 @@ def test_requests_naming_one_topic_cannot_be_batched(cluster: Cluster) -> None:
     twice = [request("a", {"topicName": "t", "partitions": 1, "replicas": 1}),
              request("b", {"topicName": "t", "partitions": 1, "replicas": 1})]  # fmt: skip
     with pytest.raises(ValueError, match="distinct topics"):
-        reconcile_topics(cluster.zk, twice)
+        reconcile_topics(cluster.backend, twice)
 
 
 # ---- the batcher ------------------------------------------------------------------------------
@@ -185,7 +187,7 @@ def held_on_first(
     """A running batcher whose first batch (`first` alone) waits until `held.release` is set,
     so that what is submitted meanwhile waits together."""
     held = HeldBatches(monkeypatch)
-    batcher = ReconcileBatcher(zk, creation_wait=creation_wait)
+    batcher = ReconcileBatcher(ZooKeeperBackend(zk), creation_wait=creation_wait)
     batcher.start()
     try:
         future = batcher.submit(first)
@@ -273,7 +275,7 @@ def test_a_request_that_breaks_the_planner_fails_alone(
 def test_zookeeper_out_of_reach_and_stopping_fail_the_futures(zk_chroot: str) -> None:
     zk = ZkClient(zk_chroot, retry_deadline=0.5)
     zk.start()
-    batcher = ReconcileBatcher(zk)
+    batcher = ReconcileBatcher(ZooKeeperBackend(zk))
     batcher.start()
     zk.stop()
     try:
@@ -281,5 +283,5 @@ def test_zookeeper_out_of_reach_and_stopping_fail_the_futures(zk_chroot: str) ->
             batcher.submit(request("t", {"partitions": 1, "replicas": 1})).result(timeout=30)
     finally:
         batcher.stop()
-    with pytest.raises(ZkConnectionError, match="stopping"):
+    with pytest.raises(ClusterUnavailableError, match="stopping"):
         batcher.submit(request("t", {"partitions": 1, "replicas": 1})).result(timeout=1)

@@ -31,21 +31,22 @@ def test_create_grow_configure_and_raise_the_replication_factor(cluster: Cluster
         cluster.start_broker(broker, rack=f"rack-{broker}")
     cluster.start_controller()
     spec = {"partitions": 3, "replicas": 2, "config": {"retention.ms": 60000}}
-    step = reconcile_topic(cluster.zk, "orders", spec)
+    step = reconcile_topic(cluster.backend, "orders", spec)
     assert isinstance(step.plan.actions[0], CreateTopic)
     cluster.wait_online("orders", 3)
     assert config(cluster, "orders") == {"retention.ms": "60000"}
-    assert reconcile_topic(cluster.zk, "orders", spec, managed_topic="orders").plan.actions == ()
+    again = reconcile_topic(cluster.backend, "orders", spec, managed_topic="orders")
+    assert again.plan.actions == ()
 
     grown = {**spec, "partitions": 5, "config": {"retention.ms": 1000, "cleanup.policy": "compact"}}
-    reconcile_topic(cluster.zk, "orders", grown, managed_topic="orders")
+    reconcile_topic(cluster.backend, "orders", grown, managed_topic="orders")
     cluster.wait_online("orders", 5)
     assert config(cluster, "orders") == {"retention.ms": "1000", "cleanup.policy": "compact"}
     changes = cluster.zk.children(znodes.CONFIG_CHANGES_PATH) or []
     assert changes and all(c.startswith(znodes.CONFIG_CHANGE_PREFIX) for c in changes)
 
     raised = {**grown, "replicas": 3}
-    reconcile_topic(cluster.zk, "orders", raised, managed_topic="orders")
+    reconcile_topic(cluster.backend, "orders", raised, managed_topic="orders")
     eventually(
         lambda: (
             all(len(r) == 3 for r in assignment(cluster, "orders").values())
@@ -55,29 +56,30 @@ def test_create_grow_configure_and_raise_the_replication_factor(cluster: Cluster
     )
     for p in range(5):
         cluster.wait_state(TopicPartition("orders", p), lambda lai: len(lai.isr) == 3)
-    assert reconcile_topic(cluster.zk, "orders", raised, managed_topic="orders").plan.actions == ()
+    settled = reconcile_topic(cluster.backend, "orders", raised, managed_topic="orders")
+    assert settled.plan.actions == ()
     # Another resource naming the same existing topic with another spec adopts nothing.
-    other = reconcile_topic(cluster.zk, "orders", {"partitions": 7, "replicas": 3})
+    other = reconcile_topic(cluster.backend, "orders", {"partitions": 7, "replicas": 3})
     assert other.plan.blocked == (
         Reason.CONFLICT,
         "Topic 'orders' already exists and differs from this spec: partitions 5 (spec: 7); "
         "config cleanup.policy=compact (spec: (default)); config retention.ms=1000 (spec: "
         "(default)). Change the spec to match to adopt it.",
     )
-    assert reconcile_topic(cluster.zk, "orders", raised).plan == Plan()  # matches: adopted
+    assert reconcile_topic(cluster.backend, "orders", raised).plan == Plan()  # matches: adopted
 
 
 def test_refusals_write_nothing(cluster: Cluster) -> None:
     cluster.start_broker(0)
     cluster.start_controller()
     before = cluster.zk.children(znodes.TOPICS_PATH) or []
-    invalid = reconcile_topic(cluster.zk, "bad", {"partitions": 1, "replicas": 1,
+    invalid = reconcile_topic(cluster.backend, "bad", {"partitions": 1, "replicas": 1,
                                                   "config": {"retention.mss": 1}})  # fmt: skip
     assert invalid.plan.blocked == (
         Reason.INVALID_SPEC,
         "spec.config: Unknown topic config name: retention.mss (did you mean retention.ms?)",
     )
-    too_many = reconcile_topic(cluster.zk, "wide", {"partitions": 1, "replicas": 3})
+    too_many = reconcile_topic(cluster.backend, "wide", {"partitions": 1, "replicas": 3})
     assert too_many.plan.blocked == (
         Reason.BROKERS_UNAVAILABLE,
         "Replication factor: 3 larger than available brokers: 1.",
@@ -92,7 +94,7 @@ def test_no_invalid_spec_of_the_corpus_writes_anything(cluster: Cluster) -> None
     for path in znodes.PERSISTENT_ZK_PATHS:
         cluster.zk.ensure_path(path)
     for name, spec, message in INVALID:
-        step = reconcile_topic(cluster.zk, name, spec)
+        step = reconcile_topic(cluster.backend, name, spec)
         assert step.plan.blocked is not None and step.plan.blocked[0] is Reason.INVALID_SPEC
         assert message in step.plan.blocked[1]
     assert len(INVALID) >= 90

@@ -6,10 +6,13 @@ import kopf
 import pytest
 
 from kafka_topic_operator.k8s.handlers import Runtime, _unsettled
+from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk.client import ZkClient
 
 # What `kto run --selector team=a` hands kopf (the client never connects here).
-MEMO = kopf.Memo(runtime=Runtime(zk=ZkClient("127.0.0.1:1"), selector={"team": "a"}))
+MEMO = kopf.Memo(
+    runtime=Runtime(backend=ZooKeeperBackend(ZkClient("127.0.0.1:1")), selector={"team": "a"})
+)
 SELECTED = {"team": "a"}
 
 

@@ -11,8 +11,8 @@ from kafka_topic_operator.kafka.errors import (
     TopicExistsException,
     UnknownTopicOrPartitionException,
 )
+from kafka_topic_operator.kafka.new_topic import NewTopic
 from kafka_topic_operator.zk import admin, znodes
-from kafka_topic_operator.zk.admin import NewTopic
 from kafka_topic_operator.zk.client import ZkClient
 
 pytestmark = pytest.mark.zookeeper

@@ -11,11 +11,11 @@ from kafka_topic_operator.cli.describe import cluster_report, render_text
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
-from kafka_topic_operator.kafka.snapshot import PartitionStatus
+from kafka_topic_operator.kafka.snapshot import Expected, PartitionStatus
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
+from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
 pytestmark = pytest.mark.zookeeper
 

@@ -24,6 +24,7 @@ from kafka_topic_operator.process.argparsing import (
 from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
 from kafka_topic_operator.process.log_format import process_logging
 from kafka_topic_operator.rebalance.spec import EngineType
+from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 from kafka_topic_operator.zk.credential_flags import (
     add_zookeeper_auth_arguments,
@@ -246,7 +247,7 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
             log_dirs=tuple(args.log_dirs),
         )
     rt = memo.runtime = handlers.Runtime(
-        zk=zk,
+        backend=ZooKeeperBackend(zk),
         selector=args.selector,
         namespaces=tuple(args.namespace or ()),
         readiness=args.readiness or None,

@@ -2,8 +2,9 @@
 
 One reconcile path serves create, resume, spec updates and the drift timer; deletion is a
 finalizer that follows TopicDeletionManager (the delete marker, then waiting, with the reason in
-status, until the topic's znodes are gone). The work itself is in `topics.*`; this module wires
-it to Kubernetes: annotations, ownership of a topic name, status patches and events.
+status, until the topic's znodes are gone; on KRaft, until Kafka no longer lists the topic).
+The work itself is in `topics.*`; this module wires it to Kubernetes: annotations, ownership of
+a topic name, status patches and events.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import kopf
 
@@ -26,13 +27,15 @@ from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.k8s.zookeeper_health import ZooKeeperHealth
 from kafka_topic_operator.kafka.errors import (
+    ClusterUnavailableError,
     ReassignmentInProgressException,
     TopicAlreadyMarkedForDeletionException,
+    TopicDeletionDisabledException,
     UnknownTopicOrPartitionException,
 )
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
+from kafka_topic_operator.topics.backend import StatusFollowing, TopicBackend
 from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
-from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.topics.ownership import TopicClaims
 from kafka_topic_operator.topics.plan import announcement
 from kafka_topic_operator.topics.reconcile import Request, Step
@@ -47,9 +50,8 @@ from kafka_topic_operator.topics.status import (
     status_patch,
     topic_status,
 )
-from kafka_topic_operator.zk import admin, znodes
-from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
-from kafka_topic_operator.zk.snapshot_reader import read_cluster
+from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
+from kafka_topic_operator.zk.client import ZkClient
 
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
 FINALIZER = "kto.dev/topic-deletion"
@@ -71,23 +73,29 @@ log = logging.getLogger(__name__)
 class Runtime:
     """What `kto run` sets up before kopf starts the handlers."""
 
-    zk: ZkClient
+    backend: TopicBackend
     selector: Mapping[str, str] = field(default_factory=dict)
     namespaces: Sequence[str] = ()  # all when empty
     claims: TopicClaims = field(default_factory=TopicClaims)
     readiness: str | None = None  # the readiness endpoint's URL, if any
     # Waits for ZooKeeper between the first status write and the resumed reconcile; at most
-    # this long before handing the retry back to kopf.
+    # this long before handing the retry back to kopf. (On Kafka's Admin API, the request
+    # timeout bounds each call.)
     retry_seconds: float = 10.0
     batcher: ReconcileBatcher = field(init=False)
     health: ZooKeeperHealth | None = field(init=False, default=None)  # made on kopf's loop
-    follower: StatusFollower = field(init=False)
+    follower: StatusFollowing = field(init=False)
 
     def __post_init__(self) -> None:
-        self.batcher = ReconcileBatcher(self.zk)
-        self.follower = StatusFollower(
-            self.zk, lambda snapshot, topics: refresh_statuses(self, snapshot, topics)
+        self.batcher = ReconcileBatcher(self.backend)
+        self.follower = self.backend.follower(
+            lambda snapshot, topics: refresh_statuses(self, snapshot, topics)
         )
+
+    @property
+    def zk(self) -> ZkClient | None:
+        """ZooKeeper, where the cluster is reached through it (health checks, rebalancing)."""
+        return self.backend.zk if isinstance(self.backend, ZooKeeperBackend) else None
 
     def start(self) -> None:
         self.batcher.start()
@@ -208,7 +216,7 @@ def _ready_reason(status: Mapping[str, Any]) -> str | None:
 
 @contextlib.contextmanager
 def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
-    """Metrics around a handler; ZooKeeper out of reach is said in status and retried later,
+    """Metrics around a handler; the cluster out of reach is said in status and retried later,
     instead of hanging."""
     started = time.monotonic()
     result = "error"
@@ -218,11 +226,12 @@ def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
     except kopf.TemporaryError:
         result = "retry"
         raise
-    except ZkConnectionError as e:
-        result = "zookeeper_unavailable"
-        if (health := runtime(call.memo).health) is not None:
+    except ClusterUnavailableError as e:
+        rt = runtime(call.memo)
+        result = _unavailable_result(rt)
+        if (health := rt.health) is not None:
             health.report_failure(str(e))
-        unavailable = Condition("Unknown", "ZooKeeperUnavailable", str(e))
+        unavailable = Condition("Unknown", rt.backend.unavailable_reason, str(e))
         named = topic_of(call.name, call.spec)
         _set_condition(call.patch, call.status, call.meta, unavailable, named)
         raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
@@ -322,7 +331,8 @@ async def _through_outages(
     """The batcher's outcome, and the status it is to be compared with. While ZooKeeper does
     not answer (known down, no outcome within the retry time and a read unanswered, or the
     batcher giving up) status says ZooKeeperUnavailable at once and the request waits for
-    ZooKeeper's return, then goes again without delay."""
+    ZooKeeper's return, then goes again without delay. (Kafka's Admin API: each call is bounded
+    by its timeout, and kopf retries the handler.)"""
     health = rt.health
     reported = False
     waited = 0.0
@@ -334,19 +344,21 @@ async def _through_outages(
                 if not health.down:
                     done, _ = await asyncio.wait({future}, timeout=rt.retry_seconds)
                 if not done and (health.down or not await health.check()):
-                    why = f"ZooKeeper at {rt.zk.hosts} did not answer within {rt.retry_seconds} s"
-                    status = await _report_unavailable(request, namespace, meta, status, body, why)
+                    why = f"{rt.backend.where} did not answer within {rt.retry_seconds} s"
+                    status = await _report_unavailable(rt, request, namespace, meta, status,
+                                                       body, why)  # fmt: skip
                     reported = True
             outcome = await future
             if health is not None:
                 health.report_answer()
             return outcome, status
-        except ZkConnectionError as e:
+        except ClusterUnavailableError as e:
             if health is None or waited > rt.retry_seconds * 30:
                 raise  # kopf retries (ZOOKEEPER_RETRY), as before the health watch started
             health.report_failure(str(e))
             if not reported:
-                status = await _report_unavailable(request, namespace, meta, status, body, str(e))
+                status = await _report_unavailable(rt, request, namespace, meta, status, body,
+                                                   str(e))  # fmt: skip
                 reported = True
             started = time.monotonic()
             await health.wait_up()
@@ -354,6 +366,7 @@ async def _through_outages(
 
 
 async def _report_unavailable(
+    rt: Runtime,
     request: Request,
     namespace: str | None,
     meta: Mapping[str, Any],
@@ -361,20 +374,23 @@ async def _report_unavailable(
     body: kopf.Body,
     why: str,
 ) -> Mapping[str, Any]:
-    """Writes ZooKeeperUnavailable to status now (kopf would only write it when the handler
-    returns) and warns once; returns the status written, which the outcome is compared with."""
-    metrics.RECONCILES.labels("zookeeper_unavailable").inc()
-    unavailable = Condition("Unknown", "ZooKeeperUnavailable", why)
+    """Writes ZooKeeperUnavailable (KafkaUnavailable) to status now (kopf would only write it
+    when the handler returns) and warns once; returns the status written, which the outcome is
+    compared with."""
+    reason = rt.backend.unavailable_reason
+    metrics.RECONCILES.labels(_unavailable_result(rt)).inc()
+    unavailable = Condition("Unknown", reason, why)
     new = _condition_only(status, meta, unavailable, request.topic)
     changes = _status_changes(status, new)
     if changes is None:
         return status
-    kopf.warn(body, reason="ZooKeeperUnavailable", message=f"{why}: waiting for it")
+    kopf.warn(body, reason=reason, message=f"{why}: waiting for it")
     try:
         await asyncio.to_thread(_patch_status_now, namespace or "", request.resource_name, changes)
     except Exception as e:  # the API server unreachable too: kopf's patch says it later
         log.warning(
-            "could not report ZooKeeperUnavailable for %s/%s: %s",
+            "could not report %s for %s/%s: %s",
+            reason,
             namespace,
             request.resource_name,
             e,
@@ -382,6 +398,12 @@ async def _report_unavailable(
         return status
     current = {**status, **changes}
     return {k: v for k, v in current.items() if v is not None}
+
+
+def _unavailable_result(rt: Runtime) -> str:
+    """The reconcile metric's result label: zookeeper_unavailable, kafka_unavailable."""
+    reason = rt.backend.unavailable_reason.removesuffix("Unavailable")
+    return ("zookeeper" if reason == "ZooKeeper" else reason.lower()) + "_unavailable"
 
 
 def _patch_status(
@@ -565,20 +587,33 @@ async def _delete_through_outages(call: Call) -> None:
         try:
             await asyncio.to_thread(_delete, call)
             return
-        except ZkConnectionError as e:
+        except ClusterUnavailableError as e:
             if health is None or waited > rt.retry_seconds * 30:
                 raise  # kopf retries (ZOOKEEPER_RETRY)
             health.report_failure(str(e))
             if not reported:
                 parsed = parse_spec(call.name, call.spec)
                 request = Request(call.name, parsed, managed_topic(call.status))
-                status = await _report_unavailable(request, call.namespace, call.meta,
+                status = await _report_unavailable(rt, request, call.namespace, call.meta,
                                                    call.status, call.body, str(e))  # fmt: skip
                 call = dataclasses.replace(call, status=status)
                 reported = True
             started = time.monotonic()
             await health.wait_up()
             waited += time.monotonic() - started
+
+
+def _deletion_disabled(call: Call, topic: str, why: str) -> NoReturn:
+    """Says, once, that the cluster does not delete topics, and waits."""
+    message = (
+        f"Topic '{topic}' is still there but {why} runs with delete.topic.enable=false. Enable "
+        f'it, or release this resource with deletionPolicy: Retain or {MANAGED}: "false".'
+    )
+    disabled = Condition("False", "DeletionDisabled", message)
+    if _set_condition(call.patch, call.status, call.meta, disabled, topic):
+        log.error("%s", message)  # once: the checks that follow wait quietly
+        kopf.warn(call.body, reason="DeletionDisabled", message=message)
+    raise waiting(message, delay=DELETION_RETRY)
 
 
 def _say_deleted(body: kopf.Body, topic: str) -> None:
@@ -594,7 +629,7 @@ def _delete(call: Call) -> None:
         return  # an invalid spec never created a topic
     released = (meta.get("annotations") or {}).get(MANAGED) == "false"
     if released or desired.deletion_policy is DeletionPolicy.RETAIN:
-        if rt.zk.exists(znodes.delete_topic_path(desired.name)):
+        if rt.backend.deletion_requested(desired.name):
             # Kafka's controller keeps a requested deletion queued until it can finish it (the
             # marker is read at failover only): the resource goes, the topic will not stay.
             why = f'{MANAGED}: "false"' if released else "deletionPolicy Retain"
@@ -608,32 +643,28 @@ def _delete(call: Call) -> None:
     owner = _owner(rt, desired.name)
     if owner is not None and owner != (namespace or "", name):
         return  # the topic belongs to another resource
-    zk = rt.zk
+    backend = rt.backend
     asked = status.get("deletion", {}).get("requested") if isinstance(status, Mapping) else None
-    if not zk.exists(znodes.topic_path(desired.name)):
+    if not backend.topic_exists(desired.name):
         if asked:  # the controller finished what this handler started
             _say_deleted(body, desired.name)
         return
-    marker = znodes.delete_topic_path(desired.name)
-    if not zk.exists(marker):
-        if asked:
-            message = (
-                f"Topic '{desired.name}' is still there but its deletion marker is gone: the "
-                "controller runs with delete.topic.enable=false. Enable it, or release this "
-                f'resource with deletionPolicy: Retain or {MANAGED}: "false".'
-            )
-            disabled = Condition("False", "DeletionDisabled", message)
-            if _set_condition(patch, status, meta, disabled, desired.name):
-                log.error("%s", message)  # once: the checks that follow wait quietly
-                kopf.warn(body, reason="DeletionDisabled", message=message)
-            raise waiting(message, delay=DELETION_RETRY)
-        with contextlib.suppress(
-            TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException
-        ):
-            admin.delete_topic(zk, desired.name)
+    if not backend.deletion_requested(desired.name):
+        # On ZooKeeper a controller with delete.topic.enable=false removes the marker and keeps
+        # the topic; on KRaft the brokers refuse the request.
+        if asked and isinstance(backend, ZooKeeperBackend):
+            _deletion_disabled(call, desired.name, "its deletion marker is gone: the controller")
+        try:
+            backend.delete_topic(desired.name)
+        except (TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException):
+            pass
+        except TopicDeletionDisabledException:
+            _deletion_disabled(call, desired.name, "Kafka refused to delete it: the cluster")
+        else:
+            said = "marked for deletion" if isinstance(backend, ZooKeeperBackend) else "deleted"
             kopf.event(body, type="Normal", reason="DeletionStarted",
-                      message=f"Topic '{desired.name}' marked for deletion")  # fmt: skip
-    snapshot = read_cluster(zk, [desired.name], list_topics=False)
+                       message=f"Topic '{desired.name}' {said}")  # fmt: skip
+    snapshot = backend.read([desired.name], list_topics=False)
     if desired.name not in snapshot.topics:
         _say_deleted(body, desired.name)
         return

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,14 @@ def seed_claims(memo: kopf.Memo, **_: Any) -> None:
 @kopf.on.startup()
 async def watch_zookeeper(memo: kopf.Memo, **_: Any) -> None:
     rt = runtime(memo)
+    if rt.zk is None:
+        # Kafka's Admin API: `kto run` saw the brokers answer before starting kopf, and each
+        # call is bounded by its timeout (a KafkaUnavailable status says when one is not).
+        if rt.readiness:
+            answered = threading.Event()
+            answered.set()
+            readiness.serve(rt.readiness, answered)
+        return
     rt.health = ZooKeeperHealth(rt.zk, asyncio.get_running_loop(), await _probe_client(rt.zk))
     if rt.readiness:
         readiness.serve(rt.readiness, rt.health.ready)

@@ -49,8 +49,16 @@ def rebalance(
     **_: Any,
 ) -> None:
     zk = runtime(memo).zk
-    proposals = Proposals(memo.get("rebalance") or Settings(), zk)
     resource = Resource(body, namespace or "", name)
+    if zk is None:
+        # Planning reads and execution writes ZooKeeper today; KRaft clusters follow.
+        message = "KafkaRebalance needs a ZooKeeper-mode cluster (kto run --zookeeper) for now"
+        if (resource.status.get("conditions") or [{}])[0].get("reason") != "NotSupported":
+            resource.write_status(State.NOT_READY, "NotSupported", message)
+            kopf.warn(body, reason="NotSupported", message=message)
+        stopped.wait()
+        return
+    proposals = Proposals(memo.get("rebalance") or Settings(), zk)
     first = True
     while not stopped:
         state = current_state(resource.status)

@@ -85,3 +85,12 @@ class IllegalArgumentException(KafkaError):
 
 class IllegalStateException(KafkaError):
     """Kafka's IllegalStateException: the controller's own bookkeeping went wrong."""
+
+
+class TopicDeletionDisabledException(KafkaError):
+    """The cluster runs with delete.topic.enable=false (a KRaft broker says so at once)."""
+
+
+class ClusterUnavailableError(RuntimeError):
+    """The cluster's metadata (ZooKeeper, or Kafka's brokers through the Admin API) could not be
+    reached within the allowed time: retried, never a verdict on the request."""

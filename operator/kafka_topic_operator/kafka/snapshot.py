@@ -6,7 +6,7 @@ wait); `zk.snapshot_reader` fills it from ZooKeeper, `describe` and the operator
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -119,3 +119,13 @@ class ClusterSnapshot:
         if self.controller_id is None:
             reasons.append("no active controller")
         return reasons
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What a reader expects to find (the brokers of its last read, the partitions it just
+    wrote): read in the first round, so a right guess saves the second. A wrong guess costs
+    nothing but the extra paths; the snapshot is the same either way."""
+
+    brokers: Collection[int] = ()
+    partitions: Mapping[str, Collection[int]] = field(default_factory=dict)

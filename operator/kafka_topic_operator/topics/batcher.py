@@ -1,7 +1,7 @@
-"""Reconciles that arrive together go to ZooKeeper together.
+"""Reconciles that arrive together go to the cluster together.
 
 When a thousand KafkaTopics are applied at once, a thousand handlers each reading the broker
-list, writing one topic and reading it back would send ZooKeeper thousands of small requests
+list, writing one topic and reading it back would send the cluster thousands of small requests
 and keep as many threads waiting on them. Here handlers submit requests and wait on a future;
 one thread takes every request waiting (distinct topics, at most `max_batch`) and reconciles
 them with one read and pipelined writes (`reconcile_topics`), while a second thread waits for
@@ -19,13 +19,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from kafka_topic_operator.kafka.assignment import RandomSource
-from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
+from kafka_topic_operator.kafka.errors import ClusterUnavailableError
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.topics.backend import TopicBackend
 from kafka_topic_operator.topics.plan import AddPartitions, CreateTopic
 from kafka_topic_operator.topics.reconcile import Request, Step, reconcile_topics
-from kafka_topic_operator.zk import znodes
-from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
-from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +43,8 @@ class Outcome:
     # What status reports: read after the writes, or what was read to plan when nothing was
     # written; None when the step was blocked (nothing of Kafka to show).
     snapshot: ClusterSnapshot | None
-    # The last zxid seen before the snapshot was read: a change after it is not in the snapshot
-    # (the status follower watches from there).
+    # The backend's position before the snapshot was read (ZooKeeper's last zxid): a change
+    # after it is not in the snapshot (the status follower watches from there).
     zxid: int = 0
 
 
@@ -64,13 +63,13 @@ class _Written:
 class ReconcileBatcher:
     def __init__(
         self,
-        zk: ZkClient,
+        backend: TopicBackend,
         *,
         max_batch: int = MAX_BATCH,
         creation_wait: float = CREATION_WAIT,
         rng: RandomSource | None = None,
     ) -> None:
-        self._zk = zk
+        self._backend = backend
         self._max_batch = max_batch
         self._creation_wait = creation_wait
         self._rng = rng
@@ -95,7 +94,7 @@ class ReconcileBatcher:
         for thread in self._threads:
             if thread.is_alive():
                 thread.join()
-        stopped = ZkConnectionError("the operator is stopping")
+        stopped = ClusterUnavailableError("the operator is stopping")
         for pending in [*self._waiting, *(w.pending for w in self._written)]:
             pending.future.set_exception(stopped)
 
@@ -103,7 +102,7 @@ class ReconcileBatcher:
         future: Future[Outcome] = Future()
         with self._lock:
             if self._stopped:
-                future.set_exception(ZkConnectionError("the operator is stopping"))
+                future.set_exception(ClusterUnavailableError("the operator is stopping"))
                 return future
             self._waiting.append(_Pending(request, future))
             self._lock.notify_all()
@@ -133,12 +132,12 @@ class ReconcileBatcher:
             self._reconcile(batch)
 
     def _reconcile(self, batch: list[_Pending]) -> None:
-        zxid = self._zk.raw.last_zxid
+        zxid = self._backend.position()
         try:
             outcomes = reconcile_topics(
-                self._zk, [p.request for p in batch], self._rng, self._brokers
+                self._backend, [p.request for p in batch], self._rng, self._brokers
             )
-        except ZkConnectionError as e:
+        except ClusterUnavailableError as e:
             for pending in batch:
                 pending.future.set_exception(e)
             return
@@ -178,11 +177,11 @@ class ReconcileBatcher:
                     return
                 batch = list(self._written)
                 self._written.clear()
-            zxid = self._zk.raw.last_zxid
+            zxid = self._backend.position()
             try:
                 snapshot = self._read_back(batch)
             except Exception as e:
-                if not isinstance(e, ZkConnectionError):
+                if not isinstance(e, ClusterUnavailableError):
                     log.exception("reading back %d topics failed", len(batch))
                 for written in batch:
                     written.pending.future.set_exception(e)
@@ -194,17 +193,17 @@ class ReconcileBatcher:
         # The controller creates a new topic's partition states in order: wait (a little) for
         # the last one of each topic created or grown.
         last = [
-            znodes.topic_partition_state_path(TopicPartition(d.name, d.partitions - 1))
+            TopicPartition(d.name, d.partitions - 1)
             for w in batch
             if (d := w.step.desired) is not None
             and any(isinstance(a, CreateTopic | AddPartitions) for a in w.step.plan.actions)
         ]
         if last:
-            self._zk.wait_until_exist(last, CREATION_LIMIT, idle=self._creation_wait)
+            self._backend.wait_for_partitions(last, CREATION_LIMIT, self._creation_wait)
         partitions = {
             w.step.desired.name: range(w.step.desired.partitions)
             for w in batch
             if w.step.desired is not None
         }
         expected = Expected(brokers=self._brokers, partitions=partitions)
-        return read_cluster(self._zk, list(partitions), list_topics=False, expected=expected)
+        return self._backend.read(list(partitions), list_topics=False, expected=expected)

@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.topics.backend import Changed
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
 log = logging.getLogger(__name__)
 
-Changed = Callable[[ClusterSnapshot, Collection[str]], None]
 RETRY = 2.0  # after ZooKeeper was out of reach or the callback failed
 
 

@@ -1,6 +1,6 @@
-"""Reconcile steps for topics, apart from Kubernetes: parse the specs, read ZooKeeper, plan,
-write. The Kubernetes handlers call this (through `topics.batcher`) and turn the results into
-status.
+"""Reconcile steps for topics, apart from Kubernetes: parse the specs, read the cluster, plan,
+write (through a `TopicBackend`: ZooKeeper or Kafka's Admin API). The Kubernetes handlers call
+this (through `topics.batcher`) and turn the results into status.
 
 Many resources are reconciled together with one read of the cluster and pipelined writes: a
 thousand resources applied at once must not cost a thousand reads of the broker list. Each
@@ -17,9 +17,11 @@ from typing import Any
 from kafka_topic_operator.kafka.assignment import RandomSource
 from kafka_topic_operator.kafka.errors import ReassignmentInProgressException
 from kafka_topic_operator.kafka.names import has_collision_chars
-from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
+from kafka_topic_operator.kafka.new_topic import NewTopic
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.topics.apply import apply_actions
+from kafka_topic_operator.topics.backend import TopicBackend
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.plan import (
     CreateTopic,
@@ -30,9 +32,6 @@ from kafka_topic_operator.topics.plan import (
     unreadable_message,
 )
 from kafka_topic_operator.topics.spec import DesiredTopic, ParsedSpec, RejectedSpec, parse_spec
-from kafka_topic_operator.zk import admin, znodes
-from kafka_topic_operator.zk.client import ZkClient
-from kafka_topic_operator.zk.snapshot_reader import Expected, read_cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,31 +55,32 @@ class Step:
 
 
 def reconcile_topic(
-    zk: ZkClient,
+    backend: TopicBackend,
     resource_name: str,
     spec: Mapping[str, Any],
     rng: RandomSource | None = None,
     managed_topic: str | None = None,
     brokers: Collection[int] = (),
 ) -> Step:
-    """One resource's step. Raises what AdminZkClient raises when a write fails (the topic
+    """One resource's step. Raises what the backend raises when a write fails (the topic
     created by someone else meanwhile, a znode changed since it was read)."""
     request = Request(resource_name, parse_spec(resource_name, spec), managed_topic)
-    outcome = reconcile_topics(zk, [request], rng, brokers)[0]
+    outcome = reconcile_topics(backend, [request], rng, brokers)[0]
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
 
 
 def reconcile_topics(
-    zk: ZkClient,
+    backend: TopicBackend,
     requests: Sequence[Request],
     rng: RandomSource | None = None,
     brokers: Collection[int] = (),
 ) -> list[Step | Exception]:
     """Each request's step, or the exception its writes raised (the reconciler then reads
     again and plans anew). The requests name distinct topics. `brokers`: the live brokers last
-    seen, read with the rest in one round if they still are. ZooKeeper out of reach raises."""
+    seen, read with the rest in one round if they still are. The cluster out of reach raises
+    ClusterUnavailableError."""
     outcomes: list[Step | Exception | None] = [None] * len(requests)
     valid: list[tuple[int, DesiredTopic]] = []
     for i, request in enumerate(requests):
@@ -92,8 +92,7 @@ def reconcile_topics(
     if len({d.name for _, d in valid}) != len(valid):
         raise ValueError("requests reconciled together must name distinct topics")
     if valid:
-        snapshot = read_cluster(
-            zk,
+        snapshot = backend.read(
             [d.name for _, d in valid],
             list_topics=any(_needs_listing(requests[i], d) for i, d in valid),
             expected=Expected(brokers=brokers),
@@ -105,8 +104,8 @@ def reconcile_topics(
             and has_collision_chars(d.name)
             for i, d in valid
         ):  # a managed topic is gone and may be created again: every name matters
-            names.update(zk.children_many([znodes.TOPICS_PATH])[0] or [])
-        _plan_and_apply(zk, requests, valid, snapshot, names, rng, outcomes)
+            names.update(backend.topic_names())
+        _plan_and_apply(backend, requests, valid, snapshot, names, rng, outcomes)
     return [o for o in outcomes if o is not None]
 
 
@@ -118,7 +117,7 @@ def _needs_listing(request: Request, desired: DesiredTopic) -> bool:
 
 
 def _plan_and_apply(
-    zk: ZkClient,
+    backend: TopicBackend,
     requests: Sequence[Request],
     valid: Sequence[tuple[int, DesiredTopic]],
     snapshot: ClusterSnapshot,
@@ -127,7 +126,7 @@ def _plan_and_apply(
     outcomes: list[Step | Exception | None],
 ) -> None:
     cluster = cluster_for_planning(snapshot, ())
-    creations: list[admin.NewTopic] = []
+    creations: list[NewTopic] = []
     steps: list[tuple[int, str, Step]] = []
     for i, desired in valid:
         if problems := snapshot.unreadable.get(desired.name):
@@ -147,10 +146,11 @@ def _plan_and_apply(
         first = planned.actions[0] if planned.blocked is None and planned.actions else None
         if isinstance(first, CreateTopic):
             names.add(desired.name)
-            creations.append(admin.NewTopic(desired.name, first.assignment, first.config))
-    # Creations go together (pipelined transactions, each topic's config and topic znodes in
-    # one); every other change as AdminZkClient makes it, topic by topic, except reassignments.
-    created = admin.create_topics(zk, creations)
+            creations.append(NewTopic(desired.name, first.assignment, first.config))
+    # Creations go together (on ZooKeeper pipelined transactions, each topic's config and topic
+    # znodes in one; on Kafka one CreateTopics request); every other change topic by topic, as
+    # AdminZkClient makes it, except reassignments.
+    created = backend.create_topics(creations)
     reassigning: dict[int, tuple[str, dict[TopicPartition, list[int]]]] = {}
     for i, name, step in steps:
         outcomes[i] = step
@@ -161,7 +161,7 @@ def _plan_and_apply(
         try:
             if error is not None:
                 raise error
-            apply_actions(zk, name, [a for a in rest if not isinstance(a, Reassign)])
+            apply_actions(backend, name, [a for a in rest if not isinstance(a, Reassign)])
         except Exception as e:  # this topic's write failed: the others stand
             outcomes[i] = e
             continue
@@ -170,11 +170,11 @@ def _plan_and_apply(
                 targets = {TopicPartition(name, p): list(r) for p, r in action.targets.items()}
                 reassigning[i] = (name, targets)
     if reassigning:
-        _reassign_together(zk, reassigning, outcomes)
+        _reassign_together(backend, reassigning, outcomes)
 
 
 def _reassign_together(
-    zk: ZkClient,
+    backend: TopicBackend,
     reassigning: Mapping[int, tuple[str, dict[TopicPartition, list[int]]]],
     outcomes: list[Step | Exception | None],
 ) -> None:
@@ -182,8 +182,8 @@ def _reassign_together(
     kafka-reassign-partitions writes many: the znode holds one reassignment at a time, so topic
     by topic, all but the first would wait for it to finish."""
     try:
-        admin.reassign_partitions(
-            zk, {tp: r for _, targets in reassigning.values() for tp, r in targets.items()}
+        backend.reassign(
+            {tp: r for _, targets in reassigning.values() for tp, r in targets.items()}
         )
     except ReassignmentInProgressException:
         for i, (name, _) in reassigning.items():

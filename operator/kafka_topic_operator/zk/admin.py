@@ -6,7 +6,6 @@ and preferred-election requests. Validation is the caller's (`kafka.assignment`,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 from kafka_topic_operator.kafka.errors import (
@@ -15,6 +14,7 @@ from kafka_topic_operator.kafka.errors import (
     TopicExistsException,
     UnknownTopicOrPartitionException,
 )
+from kafka_topic_operator.kafka.new_topic import NewTopic
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
@@ -56,14 +56,6 @@ def create_topic_with_assignment(
         )
     except NodeExistsError:
         raise TopicExistsException(f"Topic '{topic}' already exists.") from None
-
-
-@dataclass(frozen=True, slots=True)
-class NewTopic:
-    name: str
-    assignment: Mapping[int, Sequence[int]]
-    config: Mapping[str, str] = field(default_factory=dict)
-    topic_id: str | None = None
 
 
 TOPICS_PER_TRANSACTION = 200

@@ -34,7 +34,7 @@ from kazoo.protocol.paths import _prefix_root
 from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
-from kafka_topic_operator.kafka.errors import ControllerMovedException
+from kafka_topic_operator.kafka.errors import ClusterUnavailableError, ControllerMovedException
 from kafka_topic_operator.zk import transaction as tx
 from kafka_topic_operator.zk.credentials import (
     DigestCredentials,
@@ -84,7 +84,7 @@ __all__ = [
 ]
 
 
-class ZkConnectionError(RuntimeError):
+class ZkConnectionError(ClusterUnavailableError):
     """ZooKeeper could not be reached within the allowed time."""
 
 

@@ -6,12 +6,16 @@ never raised: a reader must not crash on another tool's bad JSON.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kafka_topic_operator.kafka.brokers import BrokerInfo
-from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionSnapshot, TopicSnapshot
+from kafka_topic_operator.kafka.snapshot import (
+    ClusterSnapshot,
+    Expected,
+    PartitionSnapshot,
+    TopicSnapshot,
+)
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import Node, ZkClient
@@ -22,16 +26,6 @@ _CLUSTER_ZNODES = (
     znodes.CONTROLLER_EPOCH_PATH,
     znodes.REASSIGN_PARTITIONS_PATH,
 )
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What a reader expects to find (the brokers of its last read, the partitions it just
-    wrote): read in the first round, so a right guess saves the second. A wrong guess costs
-    nothing but the extra paths; the snapshot is the same either way."""
-
-    brokers: Collection[int] = ()
-    partitions: Mapping[str, Collection[int]] = field(default_factory=dict)
 
 
 def read_cluster(

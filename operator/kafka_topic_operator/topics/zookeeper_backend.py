@@ -1,0 +1,73 @@
+"""The ZooKeeper backend: Kafka's znodes, written as AdminZkClient writes them (`zk.admin`) and
+read in pipelined rounds (`zk.snapshot_reader`), for ZooKeeper-mode clusters."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from kafka_topic_operator.kafka.new_topic import NewTopic
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.topics.backend import Changed, StatusFollowing
+from kafka_topic_operator.topics.follow import StatusFollower
+from kafka_topic_operator.zk import admin, znodes
+from kafka_topic_operator.zk.client import ZkClient
+from kafka_topic_operator.zk.snapshot_reader import read_cluster
+
+
+class ZooKeeperBackend:
+    def __init__(self, zk: ZkClient) -> None:
+        self.zk = zk
+
+    @property
+    def where(self) -> str:
+        return f"ZooKeeper at {self.zk.hosts}"
+
+    @property
+    def unavailable_reason(self) -> str:
+        return "ZooKeeperUnavailable"
+
+    def position(self) -> int:
+        return int(self.zk.raw.last_zxid)
+
+    def read(
+        self,
+        topics: Iterable[str],
+        *,
+        list_topics: bool,
+        expected: Expected | None = None,
+    ) -> ClusterSnapshot:
+        return read_cluster(self.zk, topics, list_topics=list_topics, expected=expected)
+
+    def topic_names(self) -> list[str]:
+        return self.zk.children_many([znodes.TOPICS_PATH])[0] or []
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
+        return admin.create_topics(self.zk, topics)
+
+    def change_config(self, topic: str, config: Mapping[str, str]) -> None:
+        admin.change_topic_config(self.zk, topic, config)
+
+    def add_partitions(self, topic: str, new: Mapping[int, Sequence[int]]) -> None:
+        admin.add_partitions(self.zk, topic, new)
+
+    def reassign(self, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
+        admin.reassign_partitions(self.zk, targets)
+
+    def delete_topic(self, topic: str) -> None:
+        admin.delete_topic(self.zk, topic)
+
+    def topic_exists(self, topic: str) -> bool:
+        return self.zk.exists(znodes.topic_path(topic))
+
+    def deletion_requested(self, topic: str) -> bool:
+        return self.zk.exists(znodes.delete_topic_path(topic))
+
+    def wait_for_partitions(
+        self, partitions: Collection[TopicPartition], limit: float, idle: float
+    ) -> bool:
+        paths = [znodes.topic_partition_state_path(tp) for tp in partitions]
+        return self.zk.wait_until_exist(paths, limit, idle=idle)
+
+    def follower(self, changed: Changed) -> StatusFollowing:
+        return StatusFollower(self.zk, changed)
