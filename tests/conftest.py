@@ -15,6 +15,7 @@ from kto_dev.zookeeper_server import ZooKeeperServer
 if TYPE_CHECKING:
     from kafka_topic_operator.zk.client import ZkClient
     from kto_dev.apache_kafka.cluster import KafkaCluster
+    from kto_dev.apache_kafka.kraft import KRaftCluster
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +78,18 @@ def kafka_cluster(
     cluster.start()
     yield cluster
     cluster.kill()  # nothing to keep: a controlled shutdown of three brokers cost the run 23 s
+
+
+@pytest.fixture(scope="session")
+def kraft_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
+    """Three real Kafka 4.x nodes in KRaft mode (ids 0, 1, 2 on racks a, b, c), each broker and
+    controller, shared by the session's tests as `kafka_cluster` is."""
+    from kto_dev.apache_kafka.kraft import KRaftCluster
+
+    cluster = KRaftCluster(Path(tmp_path_factory.mktemp("kraft")))
+    cluster.start()
+    yield cluster
+    cluster.kill()
 
 
 @pytest.fixture

@@ -422,3 +422,297 @@ def test_the_notes_show_the_engine_settings_for_a_kafkarebalance() -> None:
     notes = done.stdout.split("NOTES:", 1)[1]
     assert "type: kubernetes" in notes
     assert "workDir: /var/lib/kto/rebalance" in notes and "volume: kto-plans" in notes
+
+
+# A KRaft cluster through Kafka's Admin API (kafka.bootstrapServers) instead of ZooKeeper.
+KAFKA_VALUES = [v for v in VALUES_FILES if v.name.startswith("kafka")]
+KAFKA_IDS = [v.name.removesuffix("-values.yaml") for v in KAFKA_VALUES]
+ZOOKEEPER_ONLY_FLAGS = ("--zookeeper", "--session-timeout", "--embedded-controller",
+                        "--controller-id")  # fmt: skip
+KAFKA = ["--set", "kafka.bootstrapServers=kafka:9092"]
+KAFKA_SECRET = ["--set", "kafka.bootstrapServersSecret.name=k"]
+ZOOKEEPER_SECRET = ["--set", "zookeeper.connectSecret.name=zk"]
+SASL_SSL = [*KAFKA, "--set", "kafka.securityProtocol=SASL_SSL",
+            "--set", "kafka.sasl.mechanism=SCRAM-SHA-512", "--set", "kafka.sasl.username=kto",
+            "--set", "kafka.sasl.passwordSecret.name=kto"]  # fmt: skip
+
+
+def test_every_backend_has_a_values_file() -> None:
+    assert set(VALUES_IDS) >= {"kafka", "kafka-sasl-ssl", "kafka-mtls"}
+    assert set(KAFKA_IDS) == {"kafka", "kafka-sasl-ssl", "kafka-mtls"}
+
+
+@pytest.mark.parametrize("values", KAFKA_VALUES, ids=KAFKA_IDS)
+def test_kafka_mode_runs_the_admin_api_backend_and_nothing_of_zookeepers(values: Path) -> None:
+    docs = render(*values_args(values))
+    c = container(docs)
+    assert flag(c["args"], "bootstrap-servers") == "$(KTO_KAFKA_BOOTSTRAP_SERVERS)"
+    assert not [a for a in c["args"] if a.startswith(ZOOKEEPER_ONLY_FLAGS)]
+    assert [e["name"] for e in c["env"]] == ["KTO_KAFKA_BOOTSTRAP_SERVERS",
+                                             "PYTHONDONTWRITEBYTECODE"]  # fmt: skip
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert not [m for m in c["volumeMounts"] if m["name"].startswith("zookeeper")]
+    assert not [v for v in pod["volumes"] if v["name"].startswith("zookeeper")]
+    # Every Kafka file is read-only, from a Secret, readable by the pod's fsGroup only.
+    for mount in (m for m in c["volumeMounts"] if m["name"] != "tmp"):
+        assert mount["readOnly"] is True and mount["mountPath"].startswith("/etc/kto/kafka/")
+        (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+        assert volume["secret"]["defaultMode"] == 0o440
+    # Passwords are files: nothing but the bootstrap servers in the environment.
+    assert not [e for e in c["env"] if "PASSWORD" in e["name"]]
+
+
+def test_kafka_mode_with_the_defaults_connects_in_plaintext() -> None:
+    docs = render("-f", str(CHART / "ci" / "kafka-values.yaml"))
+    c = container(docs)
+    (bootstrap,) = [e for e in c["env"] if e["name"] == "KTO_KAFKA_BOOTSTRAP_SERVERS"]
+    assert bootstrap["value"] == "kafka-0.kafka:9092,kafka-1.kafka:9092,kafka-2.kafka:9092"
+    assert [a for a in c["args"] if a.startswith("--kafka-")] == [
+        "--kafka-security-protocol=PLAINTEXT"
+    ]
+    assert [m["name"] for m in c["volumeMounts"]] == ["tmp"]
+    assert "--no-rebalance" in c["args"] and flag(c["args"], "drift-interval") == "60"
+
+
+def assert_secret_files(
+    docs: list[dict[str, Any]], volume_name: str, secret: str, files: dict[str, str]
+) -> None:
+    """Each `--option` names the file of its key in `secret`, mounted read-only as
+    `volume_name` with only those keys."""
+    c = container(docs)
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    (mount,) = [m for m in c["volumeMounts"] if m["name"] == volume_name]
+    assert mount["readOnly"] is True
+    (volume,) = [v for v in pod["volumes"] if v["name"] == volume_name]
+    assert volume["secret"]["secretName"] == secret
+    assert volume["secret"]["defaultMode"] == 0o440
+    items = []
+    for option, key in files.items():
+        path = Path(flag(c["args"], option) or "")
+        assert path.parent == Path(mount["mountPath"]) and path.name == key
+        items.append({"key": key, "path": key})
+    assert volume["secret"]["items"] == items
+
+
+def test_kafka_sasl_over_tls_reads_the_ca_and_the_password_from_their_secrets() -> None:
+    docs = render("-f", str(CHART / "ci" / "kafka-sasl-ssl-values.yaml"))
+    c = container(docs)
+    (bootstrap,) = [e for e in c["env"] if e["name"] == "KTO_KAFKA_BOOTSTRAP_SERVERS"]
+    assert bootstrap["valueFrom"] == {
+        "secretKeyRef": {"name": "kto-kafka", "key": "bootstrapServers"}
+    }
+    assert flag(c["args"], "kafka-security-protocol") == "SASL_SSL"
+    assert_secret_files(docs, "kafka-ca", "my-cluster-cluster-ca-cert",
+                        {"kafka-ssl-cafile": "ca.crt"})  # fmt: skip
+    assert flag(c["args"], "kafka-sasl-mechanism") == "SCRAM-SHA-512"
+    assert flag(c["args"], "kafka-sasl-username") == "kto"
+    assert_secret_files(docs, "kafka-sasl-password", "kto",
+                        {"kafka-sasl-password-file": "password"})  # fmt: skip
+    # Hostname verification stays on; no client certificate.
+    assert "--kafka-ssl-no-hostname-check" not in c["args"]
+    assert flag(c["args"], "kafka-ssl-certfile") is None
+    assert flag(c["args"], "kafka-ssl-keyfile") is None
+
+
+def test_kafka_mutual_tls_mounts_the_client_certificate_and_its_key() -> None:
+    docs = render("-f", str(CHART / "ci" / "kafka-mtls-values.yaml"))
+    c = container(docs)
+    assert flag(c["args"], "kafka-security-protocol") == "SSL"
+    assert_secret_files(docs, "kafka-ca", "kto-client-tls", {"kafka-ssl-cafile": "ca.crt"})
+    client_files = {"kafka-ssl-certfile": "tls.crt", "kafka-ssl-keyfile": "tls.key"}
+    assert_secret_files(docs, "kafka-client-certificate", "kto-client-tls", client_files)
+    assert "--kafka-ssl-no-hostname-check" in c["args"]
+    assert not [a for a in c["args"] if a.startswith("--kafka-sasl")]
+    # A Strimzi KafkaUser's keys, and the system CAs (no CA Secret).
+    docs = render("-f", str(CHART / "ci" / "kafka-mtls-values.yaml"),
+                  "--set", "kafka.tls.caSecret.name=",
+                  "--set", "kafka.tls.clientCertSecret.name=kto",
+                  "--set", "kafka.tls.clientCertSecret.certificate=user.crt",
+                  "--set", "kafka.tls.clientCertSecret.privateKey=user.key")  # fmt: skip
+    assert flag(container(docs)["args"], "kafka-ssl-cafile") is None
+    client_files = {"kafka-ssl-certfile": "user.crt", "kafka-ssl-keyfile": "user.key"}
+    assert_secret_files(docs, "kafka-client-certificate", "kto", client_files)
+
+
+def test_kafka_sasl_without_tls_and_an_odd_username_render_valid_args() -> None:
+    docs = render(*SASL_SSL, "--set", "kafka.securityProtocol=SASL_PLAINTEXT",
+                  "--set-string", "kafka.sasl.username=kto: #ops")  # fmt: skip
+    c = container(docs)
+    assert flag(c["args"], "kafka-security-protocol") == "SASL_PLAINTEXT"
+    assert flag(c["args"], "kafka-sasl-username") == "kto: #ops"
+    assert not [a for a in c["args"] if a.startswith("--kafka-ssl")]
+    assert [m["name"] for m in c["volumeMounts"]] == ["tmp", "kafka-sasl-password"]
+
+
+@pytest.mark.parametrize(
+    ("args", "messages"),
+    [
+        # Neither backend: the schema names both ways.
+        ([], ["at '/zookeeper/connect': minLength: got 0, want 1",
+              "at '/kafka/bootstrapServers': minLength: got 0, want 1",
+              "at '/kafka/bootstrapServersSecret/name': minLength: got 0, want 1"]),
+        # Both backends: each side's value is pointed at.
+        (["--set", "zookeeper.connect=zk:2181", *KAFKA],
+         ["at '/zookeeper/connect': value must be ''",
+          "at '/kafka/bootstrapServers': value must be ''"]),
+        ([*ZOOKEEPER_SECRET, *KAFKA_SECRET],
+         ["at '/zookeeper/connectSecret/name': value must be ''",
+          "at '/kafka/bootstrapServersSecret/name': value must be ''"]),
+        ([*KAFKA, "--set", "embeddedController.enabled=true"],
+         ["at '/embeddedController/enabled': value must be false"]),
+        ([*KAFKA, "--set", "zookeeper.digestSecret.name=d", "--set", "zookeeper.setAcl=true"],
+         ["at '/zookeeper/digestSecret/name': value must be ''",
+          "at '/zookeeper/setAcl': value must be false"]),
+        ([*KAFKA, "--set", "zookeeper.saslSecret.name=s"],
+         ["at '/zookeeper/saslSecret/name': value must be ''"]),
+        # SASL needs the mechanism, the user and the password's Secret.
+        ([*SASL_SSL, "--set", "kafka.sasl.passwordSecret.name="],
+         ["at '/kafka/sasl/passwordSecret/name': minLength: got 0, want 1"]),
+        ([*KAFKA, "--set", "kafka.securityProtocol=SASL_PLAINTEXT"],
+         ["at '/kafka/sasl/mechanism': minLength: got 0, want 1",
+          "at '/kafka/sasl/username': minLength: got 0, want 1",
+          "at '/kafka/sasl/passwordSecret/name': minLength: got 0, want 1"]),
+        # SASL and TLS settings need a protocol that uses them.
+        ([*SASL_SSL, "--set", "kafka.securityProtocol=SSL"],
+         ["at '/kafka/securityProtocol': value must be one of 'SASL_PLAINTEXT', 'SASL_SSL'"]),
+        ([*KAFKA, "--set", "kafka.tls.caSecret.name=ca"],
+         ["at '/kafka/securityProtocol': value must be one of 'SSL', 'SASL_SSL'"]),
+        ([*KAFKA, "--set", "kafka.tls.hostnameVerification=false"],
+         ["at '/kafka/securityProtocol': value must be one of 'SSL', 'SASL_SSL'"]),
+        # Kafka's settings without Kafka.
+        (["--set", "zookeeper.connect=zk:2181", "--set", "kafka.securityProtocol=SSL"],
+         ["at '/kafka/securityProtocol': value must be 'PLAINTEXT'"]),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "kafka.sasl.username=kto"],
+         ["at '/kafka/sasl/username': value must be ''"]),
+        # Enums, addresses, keys and ports.
+        ([*KAFKA, "--set", "kafka.securityProtocol=TLS"],
+         ["at '/kafka/securityProtocol': value must be one of 'PLAINTEXT', 'SSL', "
+          "'SASL_PLAINTEXT', 'SASL_SSL'"]),
+        ([*SASL_SSL, "--set", "kafka.sasl.mechanism=GSSAPI"],
+         ["at '/kafka/sasl/mechanism': value must be one of '', 'PLAIN', 'SCRAM-SHA-256', "
+          "'SCRAM-SHA-512'"]),
+        (["--set", "kafka.bootstrapServers=kafka"],
+         ["at '/kafka/bootstrapServers': 'kafka' does not match"]),
+        (["--set", "kafka.bootstrapServers=kafka:9092/kafka"], ["at '/kafka/bootstrapServers'"]),
+        ([*KAFKA, "--set", "kafka.tls.clientCertSecret.privateKey=keys/tls.key"],
+         ["at '/kafka/tls/clientCertSecret/privateKey'"]),
+        ([*KAFKA, "--set", "kafka.tlss.caSecret.name=ca"],
+         ["additional properties 'tlss' not allowed"]),
+        ([*KAFKA, "--set", "networkPolicy.kafkaPorts={0}"],
+         ["at '/networkPolicy/kafkaPorts/0': minimum: got 0, want 1"]),
+        ([*KAFKA_SECRET, "--set", "networkPolicy.enabled=true"],
+         ["at '/networkPolicy/kafkaPorts': minItems: got 0, want 1"]),
+    ],
+)  # fmt: skip
+def test_bad_kafka_values_are_refused_by_the_schema(args: list[str], messages: list[str]) -> None:
+    done = helm("template", "kto", str(CHART), *args)
+    assert done.returncode != 0
+    assert "values don't meet the specifications of the schema" in done.stderr
+    for message in messages:
+        assert message in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "zookeeper.connect (or zookeeper.connectSecret.name) is required: the Kafka "
+             "cluster's ZooKeeper, HOST:PORT[/chroot]; for a KRaft cluster set "
+             "kafka.bootstrapServers (or kafka.bootstrapServersSecret.name) instead"),
+        (["--set", "zookeeper.connect=zk:2181", *KAFKA],
+         "zookeeper.connect (or zookeeper.connectSecret.name) and kafka.bootstrapServers (or "
+         "kafka.bootstrapServersSecret.name) exclude each other"),
+        ([*ZOOKEEPER_SECRET, *KAFKA_SECRET], "exclude each other"),
+        ([*KAFKA, "--set", "embeddedController.enabled=true"],
+         "embeddedController.enabled needs zookeeper.connect"),
+        ([*KAFKA, "--set", "zookeeper.setAcl=true"],
+         "zookeeper.digestSecret, zookeeper.saslSecret and zookeeper.setAcl apply only with "
+         "zookeeper.connect"),
+        ([*SASL_SSL, "--set", "kafka.sasl.passwordSecret.name="],
+         "kafka.sasl.passwordSecret.name is required with kafka.securityProtocol SASL_SSL"),
+        ([*SASL_SSL, "--set", "kafka.sasl.username="],
+         "kafka.sasl.username is required with kafka.securityProtocol SASL_SSL"),
+        ([*KAFKA, "--set", "kafka.securityProtocol=SASL_PLAINTEXT"],
+         "kafka.sasl.mechanism is required with kafka.securityProtocol SASL_PLAINTEXT"),
+        ([*SASL_SSL, "--set", "kafka.securityProtocol=SSL"],
+         "kafka.sasl needs kafka.securityProtocol SASL_PLAINTEXT or SASL_SSL"),
+        ([*KAFKA, "--set", "kafka.tls.clientCertSecret.name=c"],
+         "kafka.tls needs kafka.securityProtocol SSL or SASL_SSL"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "kafka.sasl.mechanism=PLAIN"],
+         "kafka.securityProtocol, kafka.tls and kafka.sasl apply only with kafka.bootstrapServers"),
+        ([*KAFKA_SECRET, "--set", "networkPolicy.enabled=true"],
+         "networkPolicy.kafkaPorts is required with networkPolicy.enabled and "
+         "kafka.bootstrapServersSecret.name"),
+    ],
+)  # fmt: skip
+def test_the_templates_refuse_bad_kafka_values_without_the_schema(
+    args: list[str], message: str
+) -> None:
+    """The same refusals with a precise sentence, for `helm template --skip-schema-validation`
+    and tools that render without the schema."""
+    done = helm("template", "kto", str(CHART), "--skip-schema-validation", *args)
+    assert done.returncode != 0
+    assert message in done.stderr
+
+
+def test_the_client_certificate_and_its_key_are_two_keys() -> None:
+    done = helm("template", "kto", str(CHART), *KAFKA, "--set", "kafka.securityProtocol=SSL",
+                "--set", "kafka.tls.clientCertSecret.name=c",
+                "--set", "kafka.tls.clientCertSecret.privateKey=tls.crt")  # fmt: skip
+    assert done.returncode != 0
+    assert (
+        "kafka.tls.clientCertSecret.certificate and kafka.tls.clientCertSecret.privateKey name "
+        "the same key"
+    ) in done.stderr
+
+
+def test_the_default_values_still_run_the_zookeeper_backend() -> None:
+    c = container(render("-f", str(CHART / "ci" / "default-values.yaml")))
+    assert flag(c["args"], "zookeeper") == "$(KTO_ZOOKEEPER_CONNECT)"
+    assert flag(c["args"], "session-timeout") == "18"
+    assert flag(c["args"], "zookeeper-retry-seconds") == "10"
+    assert not [a for a in c["args"] if a.startswith(("--bootstrap-servers", "--kafka-"))]
+    assert not [e for e in c["env"] if e["name"].startswith("KTO_KAFKA")]
+
+
+@pytest.mark.parametrize(
+    ("values", "args", "ports", "peers"),
+    [
+        ("kafka-values.yaml", [], [9092],
+         [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "kafka"}}}]),
+        ("kafka-sasl-ssl-values.yaml", [], [9093],
+         [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kafka"}}}]),
+        # The ports of the bootstrap servers, once each (an IPv6 address among them).
+        ("kafka-mtls-values.yaml", ["--set", "networkPolicy.enabled=true"], [9093], None),
+        ("kafka-values.yaml", ["--set", r"kafka.bootstrapServers=a:9092\,b:9094\,[fd00::1]:9092"],
+         [9092, 9094], [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "kafka"}}}]),
+        ("kafka-values.yaml", ["--set", "networkPolicy.kafkaPorts={9092,19092}"], [9092, 19092],
+         [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "kafka"}}}]),
+    ],
+)  # fmt: skip
+def test_the_network_policy_opens_the_brokers_ports_instead_of_zookeepers(
+    values: str, args: list[str], ports: list[int], peers: list[dict[str, Any]] | None
+) -> None:
+    docs = render("-f", str(CHART / "ci" / values), *args)
+    policy = one(docs, "NetworkPolicy")["spec"]
+    kubernetes_validate.validate(one(docs, "NetworkPolicy"), KUBERNETES_VERSION, strict=True)
+    (dns, api, brokers) = policy["egress"]
+    assert sorted(p["port"] for p in dns["ports"]) == [53, 53]
+    assert [p["port"] for p in api["ports"]] == [443]
+    assert brokers["ports"] == [{"port": port, "protocol": "TCP"} for port in ports]
+    assert brokers.get("to") == peers
+    assert 2181 not in [p["port"] for rule in policy["egress"] for p in rule["ports"]]
+
+
+def test_the_notes_name_the_kafka_cluster() -> None:
+    done = helm("install", "kto", str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
+                "-f", str(CHART / "ci" / "kafka-sasl-ssl-values.yaml"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert "on the KRaft Kafka cluster at the bootstrap servers in Secret kto-kafka" in notes
+    assert "through Kafka's Admin API (SASL_SSL, SCRAM-SHA-512 as kto)" in notes
+    assert "reaches the Kafka cluster" in notes and "ZooKeeper" not in notes
+    done = helm("install", "kto", str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
+                "-f", str(CHART / "ci" / "default-values.yaml"))  # fmt: skip
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert "on the ZooKeeper-mode Kafka cluster at zookeeper-0.zookeeper:2181" in notes
+    assert "Kafka's Admin API" not in notes

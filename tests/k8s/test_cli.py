@@ -63,3 +63,48 @@ def test_no_kubernetes_credentials_fail_at_once_in_one_line(tmp_path: Path) -> N
         "kubeconfig (KUBECONFIG or ~/.kube/config): "
     )
     assert done.stderr.count("\n") == 1, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            (),
+            "kto run: give either --zookeeper (a ZooKeeper-mode cluster) or --bootstrap-servers "
+            "(a KRaft cluster)\n",
+        ),
+        (
+            ("--zookeeper", "zk:2181", "--bootstrap-servers", "k:9092"),
+            "kto run: give either --zookeeper (a ZooKeeper-mode cluster) or --bootstrap-servers "
+            "(a KRaft cluster)\n",
+        ),
+        (
+            ("--bootstrap-servers", "k:9092", "--embedded-controller", "--zookeeper-set-acl"),
+            "kto run: --embedded-controller, --zookeeper-set-acl: ZooKeeper only, not with "
+            "--bootstrap-servers\n",
+        ),
+    ],
+)
+def test_the_cluster_is_reached_one_way(
+    flags: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kafka_topic_operator.k8s.cli import main
+
+    assert main(list(flags)) == 2
+    assert capsys.readouterr().err == message
+
+
+def test_kafka_unreachable_fails_at_start_in_one_line(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"  # credentials that are never used: Kafka fails first
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\n"
+    )
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    done = subprocess.run([sys.executable, "-m", "kafka_topic_operator.cli", "run",
+                           "--bootstrap-servers", "127.0.0.1:1"],
+                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("kto run: "), done.stderr
+    assert "127.0.0.1:1" in done.stderr and done.stderr.count("\n") == 1, done.stderr

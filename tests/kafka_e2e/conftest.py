@@ -1,6 +1,8 @@
 """The operator on real Apache Kafka: `kto run` (no embedded controller) as a subprocess, kopf
 against the API emulator, Kafka's own controller doing the rest; what a real client sees is
-asked of the brokers with confluent_kafka."""
+asked of the brokers with confluent_kafka. Two clusters: Kafka 3.9 in ZooKeeper mode (the
+operator on `--zookeeper`) and Kafka 4.x in KRaft mode (the operator on `--bootstrap-servers`,
+Kafka's Admin API); tests that apply to both take the parametrized `operator` fixture."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from kto_testing import eventually
 
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.apache_kafka.cluster import KafkaCluster
+from kto_dev.apache_kafka.kraft import KRaftCluster
 from kube_api_emulator import ApiServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,17 +31,73 @@ READY = ("True", "Created", "The topic is as declared")
 
 
 class Operator:
-    """`kto run` against `cluster`, with the Kubernetes client and a ZooKeeper client beside it."""
+    """`kto run` against `cluster`, with the Kubernetes client beside it, and a ZooKeeper
+    client for a ZooKeeper-mode cluster."""
 
-    def __init__(self, api: ApiServer, cluster: KafkaCluster, root: Path) -> None:
+    def __init__(self, api: ApiServer, cluster: KafkaCluster | KRaftCluster, root: Path) -> None:
         from kubernetes import client, config
 
         self.cluster, self.root = cluster, root
         self.kubeconfig = api.write_kubeconfig(root / "kubeconfig")
         config.load_kube_config(str(self.kubeconfig))
         self.api = client.CustomObjectsApi()
-        self.zk = ZkClient(cluster.zookeeper)
+        self.zk = ZkClient(cluster.zookeeper) if isinstance(cluster, KafkaCluster) else None
         self.process: subprocess.Popen[bytes] | None = None
+        # The brokers to reach instead, once a ZooKeeper-mode cluster was migrated to KRaft.
+        self.migrated_to: str | None = None
+
+    @property
+    def kraft(self) -> bool:
+        return isinstance(self.cluster, KRaftCluster)
+
+    @property
+    def zookeeper(self) -> ZkClient:
+        """The ZooKeeper client, for what only a ZooKeeper-mode cluster shows."""
+        assert self.zk is not None, "a ZooKeeper-mode cluster's test"
+        return self.zk
+
+    @property
+    def kafka_cluster(self) -> KafkaCluster:
+        """The ZooKeeper-mode cluster, for what only it has (its brokers' log files...)."""
+        assert isinstance(self.cluster, KafkaCluster), "a ZooKeeper-mode cluster's test"
+        return self.cluster
+
+    @property
+    def zookeeper_connect(self) -> str:
+        return self.kafka_cluster.zookeeper
+
+    # ---- brokers ---------------------------------------------------------------------------
+
+    def stop_broker(self, broker: int) -> None:
+        """A controlled shutdown."""
+        if isinstance(self.cluster, KRaftCluster):
+            self.cluster.stop_node(broker)
+        else:
+            self.cluster.brokers[broker].stop()
+
+    def kill_broker(self, broker: int) -> None:
+        if isinstance(self.cluster, KRaftCluster):
+            self.cluster.kill_node(broker)
+        else:
+            self.cluster.brokers[broker].kill()
+
+    def start_broker(self, broker: int) -> None:
+        if isinstance(self.cluster, KRaftCluster):
+            self.cluster.start_node(broker)
+        else:
+            self.cluster.brokers[broker].start()
+
+    def start_every_broker(self) -> None:
+        """After a test that stopped some (and failed half-way, perhaps)."""
+        if self.migrated_to is not None:
+            return  # the migration's brokers now, no longer the cluster's
+        if isinstance(self.cluster, KRaftCluster):
+            for node in self.cluster.specs:
+                self.cluster.start_node(node)
+            return
+        for broker in self.cluster.brokers.values():
+            if not broker.running:
+                broker.start()
 
     # ---- KafkaTopics -----------------------------------------------------------------------
 
@@ -107,9 +166,14 @@ class Operator:
     def start(self, *extra: str) -> None:
         log = (self.root / "operator.log").open("ab")
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+        if self.migrated_to is not None:
+            where = ["--bootstrap-servers", self.migrated_to]
+        elif isinstance(self.cluster, KRaftCluster):
+            where = ["--bootstrap-servers", self.cluster.bootstrap]
+        else:
+            where = ["--zookeeper", self.cluster.zookeeper, "--session-timeout", "6"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kafka_topic_operator.cli", "run",
-             "--zookeeper", self.cluster.zookeeper, "--liveness", "", "--session-timeout", "6",
+            [sys.executable, "-m", "kafka_topic_operator.cli", "run", *where, "--liveness", "",
              "--metrics-port", "0", *extra],
             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root,
         )  # fmt: skip
@@ -127,8 +191,9 @@ class Operator:
 
 
 @contextlib.contextmanager
-def operating(cluster: KafkaCluster, root: Path, *extra: str) -> Iterator[Operator]:
-    """The API emulator with the CRDs, and `kto run` pointed at the cluster's chroot."""
+def operating(cluster: KafkaCluster | KRaftCluster, root: Path, *extra: str) -> Iterator[Operator]:
+    """The API emulator with the CRDs, and `kto run` pointed at the cluster (its ZooKeeper
+    chroot, or its brokers)."""
     root.mkdir(parents=True, exist_ok=True)
     with ApiServer() as api:
         operator = Operator(api, cluster, root)
@@ -137,23 +202,40 @@ def operating(cluster: KafkaCluster, root: Path, *extra: str) -> Iterator[Operat
         ext = client.ApiextensionsV1Api()
         for crd_file in sorted((ROOT / "crds").glob("*.yaml")):
             ext.create_custom_resource_definition(yaml.safe_load(crd_file.read_text()))
-        operator.zk.start()
+        if operator.zk is not None:
+            operator.zk.start()
         operator.start(*extra)
         try:
             yield operator
         finally:
             operator.stop()
-            operator.zk.stop()
-            for broker in cluster.brokers.values():  # a test that failed half-way
-                if not broker.running:
-                    broker.start()
+            if operator.zk is not None:
+                operator.zk.stop()
+            operator.start_every_broker()
             print((root / "operator.log").read_text()[-20000:])  # shown when a test fails
 
 
 @pytest.fixture(scope="module")
-def operator(
+def zk_operator(
     kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Operator]:
-    """One operator for a module's tests, on the session's Kafka cluster."""
+    """One operator for a module's tests, on the session's ZooKeeper-mode Kafka cluster."""
     with operating(kafka_cluster, tmp_path_factory.mktemp("operator")) as op:
         yield op
+
+
+@pytest.fixture(scope="module")
+def kraft_operator(
+    kraft_cluster: KRaftCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Operator]:
+    """One operator for a module's tests, on the session's KRaft cluster (Kafka's Admin API)."""
+    with operating(kraft_cluster, tmp_path_factory.mktemp("kraft-operator")) as op:
+        yield op
+
+
+@pytest.fixture(scope="module", params=["zookeeper", "kraft"])
+def operator(request: pytest.FixtureRequest) -> Operator:
+    """The operator on each kind of cluster, for what both must do alike."""
+    kind = "zk" if request.param == "zookeeper" else "kraft"
+    found: Operator = request.getfixturevalue(f"{kind}_operator")
+    return found

@@ -1,15 +1,21 @@
 """What a real Kafka client sees, through confluent_kafka's AdminClient: topics as
-DescribeTopics and metadata requests answer, and configs as DescribeConfigs answers."""
+DescribeTopics and metadata requests answer, and configs as DescribeConfigs answers
+(reassignments in progress through kafka-python's, which lists them)."""
 
 from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any
-
-from kto_dev.apache_kafka.cluster import KafkaCluster
+from typing import Any, Protocol
 
 REQUEST_TIMEOUT = 10.0
+
+
+class KafkaCluster(Protocol):
+    """A cluster of either kind, reached through its brokers."""
+
+    @property
+    def bootstrap(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -128,3 +134,18 @@ def consume_all(cluster: KafkaCluster, topic: str, partitions: int) -> list[str]
         return values
     finally:
         consumer.close()
+
+
+def reassigning(cluster: KafkaCluster) -> set[tuple[str, int]]:
+    """ListPartitionReassignments: the partitions being reassigned, as (topic, partition)."""
+    # kafka-python imported first where its import warnings are silenced.
+    import kafka_topic_operator.kafka_admin  # noqa: F401
+
+    # isort: split
+    from kafka.admin import KafkaAdminClient
+
+    client = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        return {(tp.topic, tp.partition) for tp in client.list_partition_reassignments()}
+    finally:
+        client.close()

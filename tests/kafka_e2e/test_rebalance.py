@@ -97,15 +97,16 @@ def test_a_broker_drained_by_kafkas_controller(operator: Operator) -> None:
         for p in seen.values():
             assert 2 not in p.replicas and len(p.replicas) == 2
             assert p.isr == tuple(sorted(p.replicas)) and p.leader in p.replicas
-    assert not operator.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)  # Kafka removed it when done
+    # Kafka removed the reassignment znode when done.
+    assert not operator.zookeeper.exists(znodes.REASSIGN_PARTITIONS_PATH)
     # The throttles were set while the data moved, and are gone: from ZooKeeper, from what
     # DescribeConfigs answers, and from the brokers (their config managers took both changes).
     assert throttles_processed(cluster)
     for topic in TOPICS:
-        assert not THROTTLES & set(admin.topic_config(operator.zk, topic))
+        assert not THROTTLES & set(admin.topic_config(operator.zookeeper, topic))
         assert not THROTTLES & set(describe_configs(cluster, "topic", topic))
     for broker in cluster.brokers:
-        assert not THROTTLES & set(admin.broker_config(operator.zk, broker))
+        assert not THROTTLES & set(admin.broker_config(operator.zookeeper, broker))
         assert not THROTTLES & set(describe_configs(cluster, "broker", str(broker)))
     # And the KafkaTopics' status follows what Kafka's controller did.
     for topic in TOPICS:

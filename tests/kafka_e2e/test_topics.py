@@ -1,6 +1,8 @@
-"""KafkaTopics on real Kafka 3.9 with Kafka's own controller: each test asserts what a Kafka
-client sees (DescribeTopics, metadata, DescribeConfigs) and that status follows Kafka's znodes.
-The tests share the session's cluster and one operator; each names its topics uniquely and
+"""KafkaTopics on real Kafka with Kafka's own controller: each test asserts what a Kafka client
+sees (DescribeTopics, metadata, DescribeConfigs) and that status follows Kafka. Tests taking
+`operator` run twice: on Kafka 3.9 in ZooKeeper mode and on Kafka 4.x in KRaft mode (the Admin
+API backend); those taking `zk_operator` or `kraft_operator` are about one kind. The tests
+share the session's clusters and one operator per kind; each names its topics uniquely and
 starts again any broker it stops."""
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from kto_testing import Waiter, eventually
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
-from kto_dev.apache_kafka.cluster import KafkaCluster
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
 
 from .conftest import Operator
@@ -27,6 +28,7 @@ from .kafka_client import (
     describe_topic,
     metadata,
     produce,
+    reassigning,
     topic_names,
 )
 
@@ -63,12 +65,25 @@ def status_follows(operator: Operator, name: str, topic: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def broker_back(operator: Operator) -> Iterator[KafkaCluster]:
-    """The cluster, with every broker running again after the test."""
-    yield operator.cluster
-    for broker in operator.cluster.brokers.values():
-        if not broker.running:
-            broker.start()
+def brokers_back(operator: Operator) -> Iterator[Operator]:
+    """The operator, with every broker running again after the test."""
+    yield operator
+    operator.start_every_broker()
+
+
+@pytest.fixture
+def zk_brokers_back(zk_operator: Operator) -> Iterator[Operator]:
+    yield zk_operator
+    zk_operator.start_every_broker()
+
+
+def no_reassignment_left(operator: Operator, topic: str) -> None:
+    """Kafka's controller finished: on ZooKeeper it removed /admin/reassign_partitions, on KRaft
+    nothing is listed as being reassigned."""
+    if operator.zk is not None:
+        assert not operator.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+    else:
+        assert not {tp for tp in reassigning(operator.cluster) if tp[0] == topic}
 
 
 def test_created_with_racks_and_configs_as_asked(operator: Operator) -> None:
@@ -103,13 +118,14 @@ def test_created_with_racks_and_configs_as_asked(operator: Operator) -> None:
         assert {r["state"] for r in row["replicas"]} == {"OnlineReplica"}
 
 
-def test_kto_describe_shows_what_kafka_topics_describe_shows(operator: Operator) -> None:
+def test_kto_describe_shows_what_kafka_topics_describe_shows(zk_operator: Operator) -> None:
+    operator = zk_operator
     operator.apply("e2e-described", partitions=4, replicas=2, config={"retention.ms": 7200000})
     operator.ready("e2e-described")
     seen(operator, "e2e-described")
     ours = subprocess.run(
         [sys.executable, "-m", "kafka_topic_operator.cli", "describe",
-         "--zookeeper", operator.cluster.zookeeper, "e2e-described"],
+         "--zookeeper", operator.zookeeper_connect, "e2e-described"],
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     kafkas = subprocess.run(
@@ -148,7 +164,7 @@ def test_partitions_grow_and_the_replication_factor_changes(operator: Operator) 
     # 1 -> 3: a reassignment that Kafka's controller carries out, keeping each leader.
     operator.patch("e2e-grow", {"replicas": 3})
     obj = operator.ready("e2e-grow")
-    assert not operator.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)  # removed by Kafka when done
+    no_reassignment_left(operator, "e2e-grow")
     assert obj["status"]["partitionCounts"]["underReplicated"] == 0  # done: every ISR full
     tripled = seen(operator, "e2e-grow")
     for p, partition in tripled.items():
@@ -169,15 +185,32 @@ def test_partitions_grow_and_the_replication_factor_changes(operator: Operator) 
     )
     for p, partition in halved.items():
         assert set(partition.replicas) < set(tripled[p].replicas)
-    assert not operator.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+    no_reassignment_left(operator, "e2e-grow")
     status_follows(operator, "e2e-grow", "e2e-grow")
 
 
 def config_changes(operator: Operator) -> set[str]:
-    return set(operator.zk.children(znodes.CONFIG_CHANGES_PATH) or [])
+    return set(operator.zookeeper.children(znodes.CONFIG_CHANGES_PATH) or [])
 
 
-def test_a_config_change_reaches_the_brokers_without_a_restart(operator: Operator) -> None:
+def test_a_config_change_takes_effect(operator: Operator) -> None:
+    operator.apply("e2e-changed", partitions=3, replicas=3,
+                   config={"retention.ms": 1000000, "cleanup.policy": "compact"})  # fmt: skip
+    operator.ready("e2e-changed")
+    seen(operator, "e2e-changed")
+    operator.patch("e2e-changed", {"config": {"retention.ms": 2000000, "segment.ms": 600000,
+                                              "cleanup.policy": None}})  # fmt: skip
+    operator.ready("e2e-changed")
+    configs = describe_configs(operator.cluster, "topic", "e2e-changed")
+    # (A KRaft cluster also shows min.insync.replicas as a cluster-wide dynamic default.)
+    assert {k: v for k, v in configs.items() if v[1] == "DYNAMIC_TOPIC_CONFIG"} == {
+        "retention.ms": ("2000000", "DYNAMIC_TOPIC_CONFIG"),
+        "segment.ms": ("600000", "DYNAMIC_TOPIC_CONFIG"),
+    }
+
+
+def test_a_config_change_reaches_the_brokers_without_a_restart(zk_operator: Operator) -> None:
+    operator = zk_operator
     operator.apply("e2e-configs", partitions=3, replicas=3, config={"retention.ms": 1000000})
     operator.ready("e2e-configs")
     seen(operator, "e2e-configs")  # the brokers' metadata follows the znodes a moment later
@@ -187,7 +220,7 @@ def test_a_config_change_reaches_the_brokers_without_a_restart(operator: Operato
     # The notification exactly as Kafka's AdminZkClient writes it: a persistent sequential znode.
     (new,) = config_changes(operator) - before
     assert new.startswith("config_change_") and new[len("config_change_") :].isdigit()
-    node = operator.zk.get(f"{znodes.CONFIG_CHANGES_PATH}/{new}")
+    node = operator.zookeeper.get(f"{znodes.CONFIG_CHANGES_PATH}/{new}")
     assert node is not None and node.ephemeral_owner == 0
     assert json.loads(node.data) == {"version": 2, "entity_path": "topics/e2e-configs"}
     assert describe_configs(operator.cluster, "topic", "e2e-configs") == {
@@ -197,29 +230,30 @@ def test_a_config_change_reaches_the_brokers_without_a_restart(operator: Operato
 
     # Every broker's ZkConfigManager processed the notification: the log configs in use changed.
     def processed(broker_id: int) -> bool:
-        log = operator.cluster.brokers[broker_id].spec.log_file.read_text(errors="replace")
+        log = operator.kafka_cluster.brokers[broker_id].spec.log_file.read_text(errors="replace")
         return "Processing override for entityPath: topics/e2e-configs with config: " in log and (
             "retention.ms -> 2000000" in log
         )
 
-    for broker_id in operator.cluster.brokers:
+    for broker_id in operator.kafka_cluster.brokers:
         eventually(lambda b=broker_id: processed(b), f"broker {broker_id} reloading the configs")
 
 
 def test_unclean_leader_election_enabled_on_the_resource_takes_effect(
-    operator: Operator, broker_back: KafkaCluster
+    zk_brokers_back: Operator,
 ) -> None:
     """A partition whose only in-sync replica died stays offline until the resource enables
     unclean leader election; Kafka's controller then elects the out-of-sync replica."""
+    operator = zk_brokers_back
     operator.apply("e2e-unclean", replicaAssignment=[[1, 2]],
                    config={"unclean.leader.election.enable": False})  # fmt: skip
     operator.ready("e2e-unclean")
     seen(operator, "e2e-unclean")
-    cluster, waiter = broker_back, Waiter(operator.zk)
+    cluster, waiter = operator.kafka_cluster, Waiter(operator.zookeeper)
     state_path = znodes.topic_partition_state_path(TopicPartition("e2e-unclean", 0))
 
     def state(watch: Any) -> tuple[int, tuple[int, ...]]:
-        node = operator.zk.get(state_path, watch=watch)
+        node = operator.zookeeper.get(state_path, watch=watch)
         assert node is not None
         decoded = znodes.decode_partition_state(node.path, node.data, node.version).leader_and_isr
         return decoded.leader, decoded.isr
@@ -250,16 +284,18 @@ def test_deletion(operator: Operator) -> None:
     operator.gone("e2e-deleted")
     assert "e2e-deleted" not in topic_names(operator.cluster)
     assert describe_topic(operator.cluster, "e2e-deleted") is None
-    assert not operator.zk.exists(znodes.topic_path("e2e-deleted"))
-    assert not operator.zk.exists(znodes.delete_topic_path("e2e-deleted"))
-    assert not operator.zk.exists(znodes.topic_config_path("e2e-deleted"))
+    if operator.zk is not None:  # nothing left of it in ZooKeeper either
+        assert not operator.zk.exists(znodes.topic_path("e2e-deleted"))
+        assert not operator.zk.exists(znodes.delete_topic_path("e2e-deleted"))
+        assert not operator.zk.exists(znodes.topic_config_path("e2e-deleted"))
 
 
-def test_deletion_waits_for_a_stopped_broker(operator: Operator, broker_back: KafkaCluster) -> None:
+def test_deletion_waits_for_a_stopped_broker(zk_brokers_back: Operator) -> None:
+    operator = zk_brokers_back
     operator.apply("e2e-stuck", replicaAssignment=[[2, 0], [0, 2]])
     operator.ready("e2e-stuck")
     seen(operator, "e2e-stuck")
-    broker_back.brokers[2].stop()
+    operator.stop_broker(2)
     operator.delete("e2e-stuck")
     status, _, message = operator.reason("e2e-stuck", "DeletionIneligible")
     assert status == "False"
@@ -271,13 +307,30 @@ def test_deletion_waits_for_a_stopped_broker(operator: Operator, broker_back: Ka
         "replicas on offline brokers 2 (deletion resumes when they return)"
     ]
     # Kafka's TopicDeletionManager keeps the marker while the replica is ineligible.
-    assert operator.zk.exists(znodes.delete_topic_path("e2e-stuck"))
-    assert operator.zk.exists(znodes.topic_path("e2e-stuck"))
+    assert operator.zookeeper.exists(znodes.delete_topic_path("e2e-stuck"))
+    assert operator.zookeeper.exists(znodes.topic_path("e2e-stuck"))
 
-    broker_back.brokers[2].start()
+    operator.start_broker(2)
     operator.gone("e2e-stuck")
     assert describe_topic(operator.cluster, "e2e-stuck") is None
-    assert not operator.zk.exists(znodes.delete_topic_path("e2e-stuck"))
+    assert not operator.zookeeper.exists(znodes.delete_topic_path("e2e-stuck"))
+
+
+def test_deletion_on_kraft_does_not_wait_for_a_stopped_broker(kraft_operator: Operator) -> None:
+    """KRaft's controller removes a topic from the metadata at once; a broker that was away
+    deletes its replicas' logs when it comes back. The finalizer has nothing to wait for."""
+    operator = kraft_operator
+    operator.apply("e2e-away", replicaAssignment=[[2, 0], [0, 2]])
+    operator.ready("e2e-away")
+    seen(operator, "e2e-away")
+    operator.stop_broker(2)
+    try:
+        operator.delete("e2e-away")
+        operator.gone("e2e-away")
+        assert "e2e-away" not in topic_names(operator.cluster)
+    finally:
+        operator.start_broker(2)
+    assert describe_topic(operator.cluster, "e2e-away") is None
 
 
 def test_a_colliding_name_is_refused(operator: Operator) -> None:
@@ -299,18 +352,17 @@ def test_a_manual_assignment_is_honoured(operator: Operator) -> None:
     assert {p: s.leader for p, s in partitions.items()} == {0: 2, 1: 0, 2: 1, 3: 2}
 
 
-def test_a_killed_broker_moves_leaders_and_status_follows(
-    operator: Operator, broker_back: KafkaCluster
-) -> None:
+def test_a_killed_broker_moves_leaders_and_status_follows(brokers_back: Operator) -> None:
+    operator = brokers_back
     operator.apply("e2e-failover", partitions=6, replicas=3)
     operator.ready("e2e-failover")
     before = seen(operator, "e2e-failover")
     led = {p for p, s in before.items() if s.leader == 1}
     assert led  # two of six partitions are led by each broker
-    broker_back.brokers[1].kill()
+    operator.kill_broker(1)
 
     def moved() -> dict[int, Partition] | None:
-        m = metadata(broker_back, "e2e-failover")
+        m = metadata(operator.cluster, "e2e-failover")
         return m if m and all(p.leader not in (1, -1) and 1 not in p.isr
                               for p in m.values()) else None  # fmt: skip
 
@@ -321,10 +373,10 @@ def test_a_killed_broker_moves_leaders_and_status_follows(
         states = {r["broker"]: r["state"] for r in row["replicas"]}
         assert states[1] == "OfflineReplica"
     assert obj["status"]["partitionCounts"]["underReplicated"] == 6
-    produce(broker_back, "e2e-failover", 120)  # acknowledged by the two brokers left
+    produce(operator.cluster, "e2e-failover", 120)  # acknowledged by the two brokers left
 
-    broker_back.brokers[1].start()
-    eventually(lambda: (m := metadata(broker_back, "e2e-failover"))
+    operator.start_broker(1)
+    eventually(lambda: (m := metadata(operator.cluster, "e2e-failover"))
                and all(p.isr == (0, 1, 2) for p in m.values()), "1 back in every ISR",
                timeout=60)  # fmt: skip
     obj = status_follows(operator, "e2e-failover", "e2e-failover")
@@ -333,5 +385,5 @@ def test_a_killed_broker_moves_leaders_and_status_follows(
         {r["state"] for r in row["replicas"]} == {"OnlineReplica"}
         for row in obj["status"]["partitions"]
     )
-    values = consume_all(broker_back, "e2e-failover", 6)
+    values = consume_all(operator.cluster, "e2e-failover", 6)
     assert sorted(values) == sorted(f"value-{i}" for i in range(120))

@@ -47,6 +47,42 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not .Values.watch.namespaces -}}true{{- end -}}
 {{- end -}}
 
+{{/* The backend: "true" when the cluster is reached through its ZooKeeper. */}}
+{{- define "kto.zookeeper" -}}
+{{- if or .Values.zookeeper.connect .Values.zookeeper.connectSecret.name -}}true{{- end -}}
+{{- end -}}
+
+{{/* The backend: "true" when the cluster is a KRaft one reached through Kafka's Admin API. */}}
+{{- define "kto.kafka" -}}
+{{- if or .Values.kafka.bootstrapServers .Values.kafka.bootstrapServersSecret.name -}}true{{- end -}}
+{{- end -}}
+
+{{/* Whether the Admin API connection uses TLS (securityProtocol SSL or SASL_SSL). */}}
+{{- define "kto.kafkaTls" -}}
+{{- if has .Values.kafka.securityProtocol (list "SSL" "SASL_SSL") -}}true{{- end -}}
+{{- end -}}
+
+{{/* Whether the Admin API connection authenticates with SASL (SASL_PLAINTEXT or SASL_SSL). */}}
+{{- define "kto.kafkaSasl" -}}
+{{- if has .Values.kafka.securityProtocol (list "SASL_PLAINTEXT" "SASL_SSL") -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+The brokers' ports for the NetworkPolicy, a JSON list: networkPolicy.kafkaPorts, else the ports
+of kafka.bootstrapServers (the brokers usually advertise the bootstrap listener's port).
+*/}}
+{{- define "kto.kafkaPorts" -}}
+{{- $ports := list -}}
+{{- if .Values.networkPolicy.kafkaPorts -}}
+{{- $ports = .Values.networkPolicy.kafkaPorts -}}
+{{- else -}}
+{{- range splitList "," .Values.kafka.bootstrapServers -}}
+{{- $ports = append $ports (regexFind "[0-9]+$" . | atoi) -}}
+{{- end -}}
+{{- end -}}
+{{- $ports | uniq | toJson -}}
+{{- end -}}
+
 {{/* The Secret holding ZooKeeper credentials, digest or SASL, if any. */}}
 {{- define "kto.credentialsSecret" -}}
 {{- if .Values.zookeeper.saslSecret.name -}}

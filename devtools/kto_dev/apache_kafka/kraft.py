@@ -47,8 +47,12 @@ RACKS = ("a", "b", "c")
 
 
 def new_cluster_id() -> str:
-    """A Kafka Uuid as Kafka writes one: 16 random bytes, base64url without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A Kafka Uuid as Kafka writes one: 16 random bytes, base64url without padding, never
+    starting with "-" (Uuid.randomUuid draws again: the storage tool would take it for a flag)."""
+    while True:
+        drawn = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not drawn.startswith("-"):
+            return drawn
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,9 @@ class KRaftNodeSpec(NodeFiles):
     heap_mb: int = 384
     internal_replication_factor: int = 3
     overrides: Mapping[str, str] = field(default_factory=dict)
+    # A second client listener beside PLAINTEXT, (its security protocol, its port), named after
+    # the protocol: its settings (`listener.name.sasl_plaintext.*`, ...) come with `overrides`.
+    extra_listener: tuple[str, int] | None = None
 
 
 def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
@@ -80,6 +87,11 @@ def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
         "log.dirs": str(spec.log_dir),
         **small_cluster_settings(spec.internal_replication_factor),
     }
+    if spec.extra_listener is not None:
+        name, port = spec.extra_listener
+        properties["listeners"] += f",{name}://127.0.0.1:{port}"
+        properties["advertised.listeners"] += f",{name}://127.0.0.1:{port}"
+        properties["listener.security.protocol.map"] += f",{name}:{name}"
     if spec.rack is not None:
         properties["broker.rack"] = spec.rack
     properties.update(spec.overrides)
@@ -122,7 +134,8 @@ def prepare(spec: KRaftNodeSpec) -> list[str]:
         libs = require_libs(KRAFT_KAFKA_VERSION)
     except KafkaDistributionError as e:
         raise KafkaBrokerError(str(e)) from None
-    for port in (spec.port, spec.controller_port):
+    extra = [spec.extra_listener[1]] if spec.extra_listener else []
+    for port in (spec.port, spec.controller_port, *extra):
         if port_taken(port):
             raise KafkaBrokerError(f"node {spec.node_id}: port {port} on 127.0.0.1 is taken")
     spec.directory.mkdir(parents=True, exist_ok=True)
@@ -169,7 +182,10 @@ class KRaftCluster:
         *,
         overrides: Mapping[str, str] | None = None,
         cluster_id: str | None = None,
+        extra_listener: str | None = None,
     ) -> None:
+        """`extra_listener`: a security protocol (SASL_PLAINTEXT, ...) each node also listens
+        with, on a port of its own (`extra_bootstrap`), set up through `overrides`."""
         controller_ports = {n: free_port() for n in range(size)}
         voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in controller_ports.items())
         cluster = cluster_id or new_cluster_id()
@@ -179,6 +195,7 @@ class KRaftCluster:
                 controller_port=controller_ports[n], voters=voters, cluster_id=cluster,
                 rack=RACKS[n % len(RACKS)], internal_replication_factor=min(3, size),
                 overrides=dict(overrides or {}),
+                extra_listener=(extra_listener, free_port()) if extra_listener else None,
             )
             for n in range(size)
         }  # fmt: skip
@@ -187,6 +204,15 @@ class KRaftCluster:
     @property
     def bootstrap(self) -> str:
         return ",".join(self.specs[n].bootstrap for n in sorted(self._processes))
+
+    @property
+    def extra_bootstrap(self) -> str:
+        """The running nodes' `extra_listener` addresses."""
+        return ",".join(
+            f"127.0.0.1:{listener[1]}"
+            for n in sorted(self._processes)
+            if (listener := self.specs[n].extra_listener) is not None
+        )
 
     def start(self, timeout: float = START_TIMEOUT) -> None:
         """Starts every node at once (a quorum needs a majority) and waits for all of them."""
@@ -209,6 +235,29 @@ class KRaftCluster:
             if time.monotonic() > deadline:
                 raise KafkaBrokerError(f"the KRaft cluster was not ready within {timeout:.0f} s")
             time.sleep(0.25)
+
+    def stop_node(self, node: int, timeout: float = STOP_TIMEOUT) -> None:
+        """A controlled shutdown of one node (SIGTERM): its leaders move away, the broker is
+        fenced, and the other nodes keep the quorum."""
+        process = self._processes.pop(node, None)
+        if process is not None:
+            terminate(process.pid, timeout=timeout)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=1)
+
+    def kill_node(self, node: int) -> None:
+        """A crash of one node (SIGKILL): its broker is fenced when its heartbeats stop."""
+        process = self._processes.pop(node, None)
+        if process is not None:
+            terminate(process.pid, kill=True, timeout=10)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=1)
+
+    def start_node(self, node: int, timeout: float = START_TIMEOUT) -> None:
+        """Starts a stopped node again and waits until the cluster names it."""
+        if node not in self._processes:
+            self._processes[node] = spawn(self.specs[node])
+        self._wait(timeout)
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         self._end(kill=False, timeout=timeout)

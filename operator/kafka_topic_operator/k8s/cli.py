@@ -1,8 +1,9 @@
 """`kto run`: the KafkaTopic operator (kopf), optionally with the controller in the same process.
 
-Against a real ZooKeeper-mode Kafka cluster the operator only writes the admin znodes Kafka's
-tools write (topics, configs, deletion markers, reassignments); `--embedded-controller` also runs
-this project's Kafka-compatible controller, for the standalone dev cluster.
+Against a real ZooKeeper-mode Kafka cluster (`--zookeeper`) the operator only writes the admin
+znodes Kafka's tools write (topics, configs, deletion markers, reassignments);
+`--embedded-controller` also runs this project's Kafka-compatible controller, for the standalone
+dev cluster. Against a KRaft cluster (`--bootstrap-servers`) it speaks Kafka's Admin API.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from pathlib import Path
 
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.k8s.kubeclient import credentials_problem
+from kafka_topic_operator.kafka.errors import ClusterUnavailableError
+from kafka_topic_operator.kafka_admin.connection import (
+    KafkaConnection,
+    add_kafka_arguments,
+    kafka_connection,
+)
 from kafka_topic_operator.process.argparsing import (
     UsageError,
     add_log_level_argument,
@@ -24,8 +31,9 @@ from kafka_topic_operator.process.argparsing import (
 from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
 from kafka_topic_operator.process.log_format import process_logging
 from kafka_topic_operator.rebalance.spec import EngineType
+from kafka_topic_operator.topics.backend import TopicBackend
 from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
-from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
+from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError, ZkCredentials
 from kafka_topic_operator.zk.credential_flags import (
     add_zookeeper_auth_arguments,
     zookeeper_credentials,
@@ -63,10 +71,15 @@ def _engines(text: str) -> frozenset[EngineType]:
 def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Run the KafkaTopic operator: KafkaTopic resources become Kafka topics in a "
-        "ZooKeeper-mode cluster, with status that says what Kafka did.",
+        description="Run the KafkaTopic operator: KafkaTopic resources become Kafka topics, "
+        "with status that says what Kafka did. The cluster is reached through its ZooKeeper "
+        "(--zookeeper, ZooKeeper mode) or its brokers (--bootstrap-servers, KRaft).",
     )
-    parser.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    parser.add_argument(
+        "--zookeeper",
+        metavar="HOST:PORT[/CHROOT]",
+        help="a ZooKeeper-mode cluster's ZooKeeper, as in Kafka's zookeeper.connect",
+    )
     parser.add_argument(
         "--namespace",
         action="append",
@@ -174,15 +187,38 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         help="how long a reconcile waits for ZooKeeper before reporting ZooKeeperUnavailable",
     )
     add_zookeeper_auth_arguments(parser, acl=True)
+    add_kafka_arguments(parser)
     add_log_level_argument(parser)
     return parser
+
+
+def _cluster_flags(
+    args: argparse.Namespace,
+) -> tuple[ZkCredentials | None, KafkaConnection | None]:
+    """ZooKeeper's credentials or Kafka's connection, whichever way the cluster is reached;
+    UsageError for flags that do not go together."""
+    connection = kafka_connection(args)
+    if (args.zookeeper is None) == (connection is None):
+        raise UsageError("give either --zookeeper (a ZooKeeper-mode cluster) or "
+                         "--bootstrap-servers (a KRaft cluster)")  # fmt: skip
+    if connection is None:
+        return zookeeper_credentials(args), None
+    zookeeper_only = {
+        "--embedded-controller": args.embedded_controller,
+        "--zookeeper-digest-file": args.zookeeper_digest_file,
+        "--zookeeper-sasl-file": args.zookeeper_sasl_file,
+        "--zookeeper-set-acl": args.zookeeper_set_acl,
+    }
+    if given := [flag for flag, value in zookeeper_only.items() if value]:
+        raise UsageError(f"{', '.join(given)}: ZooKeeper only, not with --bootstrap-servers")
+    return None, connection
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        credentials = zookeeper_credentials(args)
-    except UsageError as e:  # zookeeper_credentials reports unreadable or malformed files too
+        credentials, connection = _cluster_flags(args)
+    except UsageError as e:  # unreadable or malformed credential files too
         print(f"kto run: {e}", file=sys.stderr)
         return EXIT_USAGE
     problem = credentials_problem()
@@ -191,6 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     tune_garbage_collector()
     with process_logging(args.log_level, "kopf"):
+        if connection is not None:
+            return _run_on_kafka(connection, args)
         zk = ZkClient(
             args.zookeeper,
             session_timeout=args.session_timeout,
@@ -216,14 +254,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             controller.start()
         try:
-            return _run_kopf(zk, args)
+            return _run_kopf(ZooKeeperBackend(zk), args)
         finally:
             if controller is not None:
                 controller.stop()
             zk.stop()
 
 
-def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
+def _run_on_kafka(connection: KafkaConnection, args: argparse.Namespace) -> int:
+    from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
+
+    backend = KafkaAdminBackend(connection)
+    try:
+        backend.read([], list_topics=False)  # the brokers answer, or the operator says why
+    except ClusterUnavailableError as e:
+        backend.close()
+        print(f"kto run: {e}", file=sys.stderr)
+        return EXIT_FAILURE
+    try:
+        return _run_kopf(backend, args)
+    finally:
+        backend.close()
+
+
+def _run_kopf(backend: TopicBackend, args: argparse.Namespace) -> int:
     import kopf
 
     from kafka_topic_operator.k8s import (
@@ -247,7 +301,7 @@ def _run_kopf(zk: ZkClient, args: argparse.Namespace) -> int:
             log_dirs=tuple(args.log_dirs),
         )
     rt = memo.runtime = handlers.Runtime(
-        backend=ZooKeeperBackend(zk),
+        backend=backend,
         selector=args.selector,
         namespaces=tuple(args.namespace or ()),
         readiness=args.readiness or None,

@@ -30,12 +30,15 @@ class KafkaStyleFormatter(logging.Formatter):
 
 @contextlib.contextmanager
 def process_logging(level: str | int, *others: str) -> Iterator[None]:
-    """Our loggers (and the `others`, say kopf's) at `level`, kazoo's at WARNING."""
+    """Our loggers (and the `others`, say kopf's) at `level`, kazoo's at WARNING, kafka-python's
+    at CRITICAL (it logs an error per refused connection while brokers are away; the Admin API
+    backend says once what failed, and status says KafkaUnavailable)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(KafkaStyleFormatter())
     loggers = {
         logging.getLogger("kafka_topic_operator"): level,
         logging.getLogger("kazoo"): "WARNING",
+        logging.getLogger("kafka"): "CRITICAL",
         **{logging.getLogger(name): level for name in others},
     }
     previous = {logger: logger.level for logger in loggers}

@@ -1,0 +1,496 @@
+"""The Admin API backend: a KRaft cluster (Kafka 4.x) reached through its brokers with
+kafka-python, for the reconciler (`topics.backend.TopicBackend`).
+
+Every write carries what the operator decided (explicit assignments, the whole dynamic config),
+as the ZooKeeper backend writes them; Kafka's controller validates it again and answers with its
+own errors, raised as the project's exceptions (`kafka.errors`) with Kafka's messages. The
+cluster not answering within `timeout` (no broker reachable, requests timing out, the controller
+moving) raises ClusterUnavailableError, and the next call connects afresh.
+
+One kafka-python client serves every thread (the reconcile batcher's and the status follower's);
+a lock lets one call use it at a time, and is not held while `wait_for_partitions` waits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import kafka.errors as kafka_python_errors
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.net.compat import KafkaNetClient
+from kafka.structs import TopicPartition as KafkaTopicPartition
+
+from kafka_topic_operator.kafka.errors import (
+    ClusterUnavailableError,
+    ReassignmentInProgressException,
+)
+from kafka_topic_operator.kafka.new_topic import NewTopic
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.kafka_admin import errors
+from kafka_topic_operator.kafka_admin.connection import KafkaConnection
+from kafka_topic_operator.kafka_admin.follow import (
+    INTERVAL,
+    Baseline,
+    PollingStatusFollower,
+    ReadHistory,
+)
+from kafka_topic_operator.kafka_admin.snapshot import (
+    cluster_snapshot,
+    dynamic_topic_config,
+    topic_fingerprint,
+)
+from kafka_topic_operator.topics.backend import Changed, StatusFollowing, TopicBackend
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT: Final = 10.0
+CLIENT_ID: Final = "kafka-topic-operator"
+# The client waits a little longer than the broker is told to, so that the broker's own
+# timeout error, not a lost connection, says that an operation took too long.
+CLIENT_MARGIN: Final = 2.0
+PREFERRED: Final = 0  # ElectionType.PREFERRED
+ELECTION_NOT_NEEDED: Final = 84
+# How many reads of each topic `baseline` remembers.
+REMEMBERED_READS: Final = 4
+
+
+class KafkaAdminBackend:
+    def __init__(
+        self,
+        connection: KafkaConnection,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        poll_interval: float = INTERVAL,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout {timeout} is not positive")
+        self.connection = connection
+        self.timeout = timeout
+        self.poll_interval = poll_interval
+        self._io = threading.Lock()  # the client, one call at a time
+        self._admin: Any = None
+        self._closed = False
+        self._state = threading.Lock()  # the position and the reads remembered
+        self._position = 0
+        self._history = ReadHistory(REMEMBERED_READS)
+
+    # ---- TopicBackend ------------------------------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        return f"Kafka at {self.connection.bootstrap}"
+
+    @property
+    def unavailable_reason(self) -> str:
+        return "KafkaUnavailable"
+
+    def position(self) -> int:
+        """The number of reads begun: a later read has a higher position."""
+        with self._state:
+            return self._position
+
+    def read(
+        self,
+        topics: Iterable[str],
+        *,
+        list_topics: bool,
+        expected: Expected | None = None,
+    ) -> ClusterSnapshot:
+        """Five requests whatever is asked: the quorum (the active controller), the brokers,
+        the topics' metadata (every topic's with `list_topics`), the reassignments in progress
+        and the topics' configs. `expected` saves nothing here: Kafka answers each request in
+        full."""
+        del expected
+        named = sorted(set(topics))
+        return self._call(lambda admin: self._read(admin, named, list_topics), idempotent=True)
+
+    def topic_names(self) -> list[str]:
+        return sorted(self._call(lambda admin: admin.list_topics(), idempotent=True))
+
+    def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
+        """One CreateTopics request for all of them, each with its assignment and config (a
+        topic id cannot be given: Kafka's controller assigns it)."""
+        if not topics:
+            return {}
+        request = {
+            t.name: {
+                "assignments": {p: list(r) for p, r in sorted(t.assignment.items())},
+                "configs": dict(t.config),
+            }
+            for t in topics
+        }
+        response = self._call(
+            lambda admin: admin.create_topics(
+                request, timeout_ms=self._operation_ms, raise_errors=False
+            )
+        )
+        answered = {t["name"]: t for t in response.get("topics") or ()}
+        outcomes: dict[str, Exception | None] = {}
+        for topic in topics:
+            found = answered.get(topic.name)
+            if found is None:
+                outcomes[topic.name] = ClusterUnavailableError(
+                    f"{self.where} did not say whether it created topic '{topic.name}'"
+                )
+                continue
+            outcomes[topic.name] = errors.from_code(
+                int(found.get("error_code") or 0), found.get("error_message"), where=self.where
+            )
+        return outcomes
+
+    def change_config(self, topic: str, config: Mapping[str, str]) -> None:
+        """One IncrementalAlterConfigs: SET what differs, DELETE the dynamic keys not in
+        `config`. (What is set is read first, so a change made by someone else between the two
+        requests may stay; the status follower sees it and reports it.)"""
+        current = self._dynamic_config(topic)
+        operations: dict[str, Any] = {k: v for k, v in config.items() if current.get(k) != v}
+        operations.update({k: ("DELETE", None) for k in current if k not in config})
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, operations)
+        # Kafka validates the keys and values itself (raise_on_unknown would ask it first
+        # which keys exist, and answer with a ValueError of kafka-python's own).
+        results = self._call(
+            lambda admin: admin.alter_configs([resource], raise_on_unknown=False, incremental=True)
+        )
+        outcome = (results.get("topic") or {}).get(topic)
+        if outcome is None:
+            raise ClusterUnavailableError(f"{self.where} did not answer about topic '{topic}'")
+        error = errors.from_result_string(str(outcome), where=self.where)
+        if error is not None:
+            raise error
+
+    def add_partitions(self, topic: str, new: Mapping[int, Sequence[int]]) -> None:
+        """CreatePartitions with the new partitions' replicas, in partition order; the count is
+        the highest new partition's plus one (Kafka checks the new ones follow the current)."""
+        if not new:
+            return
+        request = {
+            topic: {"count": max(new) + 1, "assignments": [list(new[p]) for p in sorted(new)]}
+        }
+        response = self._call(
+            lambda admin: admin.create_partitions(
+                request, timeout_ms=self._operation_ms, raise_errors=False
+            )
+        )
+        for result in response.results:
+            error = errors.from_code(result.error_code, result.error_message, where=self.where)
+            if error is not None:
+                raise error
+
+    def reassign(self, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
+        """AlterPartitionReassignments. KRaft would replace a reassignment in progress with
+        the new target; like the ZooKeeper backend this refuses instead, so one is never cut
+        short."""
+        if not targets:
+            return
+        asked = {KafkaTopicPartition(tp.topic, tp.partition): list(r) for tp, r in targets.items()}
+
+        def alter(admin: Any) -> dict[Any, Any]:
+            running = admin.list_partition_reassignments(list(asked), timeout_ms=self._operation_ms)
+            if running:
+                topics = sorted({tp.topic for tp in running})
+                raise ReassignmentInProgressException(
+                    f"A partition reassignment is in progress for the topic '{topics[0]}'."
+                    if len(topics) == 1
+                    else "There is an existing assignment running."
+                )
+            result: dict[Any, Any] = admin.alter_partition_reassignments(
+                asked, timeout_ms=self._operation_ms
+            )
+            return result
+
+        results = self._call(alter)
+        for tp, error_type in sorted(results.items()):
+            if error_type is None:
+                continue
+            # kafka-python keeps each partition's error code but drops Kafka's message.
+            code = int(getattr(error_type, "errno", None) or -1)
+            message = f"Reassigning {tp.topic}-{tp.partition}: {errors.description(code)}"
+            error = errors.from_code(code, message, where=self.where)
+            if error is not None:
+                raise error
+
+    def delete_topic(self, topic: str) -> None:
+        response = self._call(
+            lambda admin: admin.delete_topics(
+                [topic], timeout_ms=self._operation_ms, raise_errors=False
+            )
+        )
+        for result in response.get("topics") or ():
+            error = errors.from_code(
+                int(result.get("error_code") or 0), result.get("error_message"), where=self.where
+            )
+            if error is not None:
+                raise error
+
+    def topic_exists(self, topic: str) -> bool:
+        described = self._call(lambda admin: admin.describe_topics([topic]), idempotent=True)
+        return any(t.get("name") == topic and not t.get("error_code") for t in described)
+
+    def deletion_requested(self, topic: str) -> bool:
+        """Always False: a KRaft controller deletes a topic at once, with no pending marker."""
+        return False
+
+    def wait_for_partitions(
+        self, partitions: Collection[TopicPartition], limit: float, idle: float
+    ) -> bool:
+        """Polls the topics' metadata (nothing can be watched) until every partition has a
+        leader state, at most `limit` seconds and as long as one more appears every `idle`
+        seconds."""
+        missing = set(partitions)
+        if not missing:
+            return True
+        deadline = time.monotonic() + limit
+        stalled_at = time.monotonic() + idle
+        step = 0.02
+        while True:
+            described = self._call(
+                functools.partial(_describe_topics, sorted({tp.topic for tp in missing})),
+                idempotent=True,
+            )
+            present = {
+                TopicPartition(t["name"], int(p["partition_index"]))
+                for t in described
+                if not t.get("error_code")
+                for p in t.get("partitions") or ()
+            }
+            if missing & present:
+                missing -= present
+                stalled_at = time.monotonic() + idle
+            if not missing:
+                return True
+            now = time.monotonic()
+            if now >= deadline or now >= stalled_at:
+                return False
+            time.sleep(min(step, deadline - now, stalled_at - now))
+            step = min(step * 2, 0.25)
+
+    def follower(self, changed: Changed) -> StatusFollowing:
+        return PollingStatusFollower(self, changed, self.poll_interval)
+
+    # ---- beyond the protocol -----------------------------------------------------------------
+
+    def baseline(self, topic: str, since: int) -> Baseline | None:
+        """The first remembered read of `topic` at a position after `since`; None if none is,
+        or if one may have been forgotten."""
+        with self._state:
+            return self._history.baseline(topic, since)
+
+    def elect_preferred(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, Exception | None]:
+        """A preferred leader election for each partition: None where the preferred replica
+        leads now (also where it did already), else what Kafka answered."""
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        if not by_topic:
+            return {}
+        response = self._call(
+            lambda admin: admin.elect_leaders(
+                PREFERRED, by_topic, timeout_ms=self._operation_ms, raise_errors=False
+            )
+        )
+        top = errors.from_code(int(getattr(response, "error_code", 0) or 0), None, where=self.where)
+        if top is not None:
+            raise top
+        outcomes: dict[TopicPartition, Exception | None] = {}
+        for result in response.replica_election_results:
+            for partition in result.partition_result:
+                tp = TopicPartition(result.topic, partition.partition_id)
+                code = partition.error_code
+                outcomes[tp] = (
+                    None
+                    if code == ELECTION_NOT_NEEDED
+                    else errors.from_code(code, partition.error_message, where=self.where)
+                )
+        return outcomes
+
+    def list_reassignments(self) -> dict[TopicPartition, ReplicaAssignment]:
+        """The reassignments in progress, as the controller has them."""
+        listed = self._call(
+            lambda admin: admin.list_partition_reassignments(timeout_ms=self._operation_ms),
+            idempotent=True,
+        )
+        return {
+            TopicPartition(tp.topic, tp.partition): ReplicaAssignment.of(
+                r["replicas"], r["adding_replicas"], r["removing_replicas"]
+            )
+            for tp, r in sorted(listed.items())
+        }
+
+    def close(self) -> None:
+        with self._io:
+            self._closed = True
+            self._disconnect()
+
+    # ---- the client --------------------------------------------------------------------------
+
+    @property
+    def _operation_ms(self) -> int:
+        """How long the brokers are told an operation may take."""
+        return int(self.timeout * 1000)
+
+    def _call(self, action: Callable[[Any], T], *, idempotent: bool = False) -> T:
+        """`action` with the client (connected first if need be), one call at a time. What
+        kafka-python raises for a cluster out of reach becomes ClusterUnavailableError, and the
+        client is dropped: kafka-python keeps the broker it sends controller requests to until
+        that broker answers NOT_CONTROLLER, so once that broker is gone every such request
+        would fail (a KRaft broker forwards them, and a client's "controller" is whichever
+        broker its first metadata named). An `idempotent` action (a read) is tried once more,
+        on a new client, when a connected client failed: a broker went away."""
+        with self._io:
+            if self._closed:
+                raise ClusterUnavailableError(f"{self.where}: the backend is closed")
+            connected = self._admin is not None
+            try:
+                return self._attempt(action)
+            except ClusterUnavailableError:
+                if not (idempotent and connected) or self._closed:
+                    raise
+                log.debug("%s: retrying a read on a new client", self.where, exc_info=True)
+                return self._attempt(action)
+
+    def _attempt(self, action: Callable[[Any], T]) -> T:
+        if self._admin is None:
+            self._admin = self._connect()
+        try:
+            return action(self._admin)
+        except (kafka_python_errors.KafkaError, RuntimeError) as e:
+            mapped = errors.from_client_error(e, where=self.where)
+            if isinstance(mapped, ClusterUnavailableError):
+                self._disconnect()
+            if mapped is e:
+                raise
+            raise mapped from e
+
+    def _connect(self) -> Any:
+        """A client, bootstrapped within the timeout. A KafkaAdminClient that fails to bootstrap
+        raises from its constructor and leaves its network thread running: the network client
+        is made through `kafka_client` to be closed then."""
+        made: list[KafkaNetClient] = []
+
+        def network_client(**configs: Any) -> KafkaNetClient:
+            client = KafkaNetClient(**configs)
+            made.append(client)
+            return client
+
+        timeout_ms = int(self.timeout * 1000)
+        try:
+            return KafkaAdminClient(
+                **self.connection.client_config(),
+                client_id=CLIENT_ID,
+                bootstrap_timeout_ms=timeout_ms,
+                request_timeout_ms=timeout_ms + int(CLIENT_MARGIN * 1000),
+                # Java's admin client's: a broker back after an outage is tried again within a
+                # second (kafka-python's default backs off up to 30 s).
+                reconnect_backoff_max_ms=1000,
+                kafka_client=network_client,
+            )
+        except Exception as e:
+            for client in made:
+                with contextlib.suppress(Exception):
+                    client.close()
+            if errors.is_unavailable(e):
+                # kafka-python retries a refused login or handshake until its bootstrap times
+                # out, and says why only in its log.
+                secured = self.connection.uses_sasl or self.connection.uses_tls
+                hint = " (refused credentials or certificates end so too)" if secured else ""
+                raise ClusterUnavailableError(
+                    f"{self.where} did not answer within {self.timeout:g} s: {e}{hint}"
+                ) from e
+            raise
+
+    def _disconnect(self) -> None:
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            with contextlib.suppress(Exception):
+                admin.close()
+
+    def _read(self, admin: Any, named: list[str], list_topics: bool) -> ClusterSnapshot:
+        """The snapshot, numbered and remembered under the client's lock, so that positions
+        follow the order the reads were made in."""
+        with self._state:
+            self._position += 1
+            position = self._position
+        snapshot = self._snapshot(admin, named, list_topics)
+        with self._state:
+            for topic in named:
+                self._history.remember(
+                    topic, Baseline(position, topic_fingerprint(snapshot, topic))
+                )
+        return snapshot
+
+    def _snapshot(self, admin: Any, named: list[str], list_topics: bool) -> ClusterSnapshot:
+        problems: list[str] = []
+        try:
+            quorum = admin.describe_metadata_quorum()
+        except kafka_python_errors.BrokerResponseError as e:
+            if errors.is_unavailable(e):
+                raise
+            # Not allowed to describe the quorum (DESCRIBE on the cluster): no controller known.
+            quorum = None
+            problems.append(f"the metadata quorum cannot be described: {e}")
+        cluster = admin.describe_cluster()
+        if list_topics:
+            described = admin.describe_topics(None)
+        elif named:
+            described = admin.describe_topics(named)
+        else:
+            described = []
+        wanted = set(named)
+        present = sorted(
+            t["name"] for t in described if t["name"] in wanted and not t.get("error_code")
+        )
+        reassignments = admin.list_partition_reassignments(timeout_ms=self._operation_ms)
+        configs = self._topic_configs(admin, present)
+        # A broker whose metadata lags the one that described the topics does not know a
+        # topic just created: ask once more for those it gave nothing about.
+        if late := [t for t in present if not configs.get(t)]:
+            configs.update(self._topic_configs(admin, late))
+        return cluster_snapshot(
+            cluster=cluster,
+            topics=described,
+            reassignments=reassignments,
+            configs=configs,
+            quorum=quorum,
+            requested=named,
+            listed=list_topics,
+            protocol=self.connection.security_protocol,
+            problems=problems,
+        )
+
+    @staticmethod
+    def _topic_configs(admin: Any, topics: Sequence[str]) -> dict[str, Any]:
+        """Every config of each topic, each with its source. All of them, defaults too: a
+        topic Kafka could not describe (kafka-python drops the error) is then told apart by
+        having none."""
+        if not topics:
+            return {}
+        resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
+        described = admin.describe_configs(resources, config_filter="all")
+        return dict(described.get("topic") or {})
+
+    def _dynamic_config(self, topic: str) -> dict[str, str]:
+        described = self._call(lambda admin: self._topic_configs(admin, [topic]), idempotent=True)
+        return dynamic_topic_config(described.get(topic) or {})
+
+
+def _describe_topics(topics: list[str], admin: Any) -> list[dict[str, Any]]:
+    described: list[dict[str, Any]] = admin.describe_topics(topics)
+    return described
+
+
+if TYPE_CHECKING:  # mypy checks that the backend is what the reconciler takes (structurally)
+
+    def _is_a_topic_backend(backend: KafkaAdminBackend) -> TopicBackend:
+        return backend

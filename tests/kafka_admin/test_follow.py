@@ -1,0 +1,439 @@
+"""The polling status follower: its contract (topics.follow.StatusFollower's) on a scripted
+cluster, then against a real KRaft cluster changed behind its back. Nothing here sleeps: the
+tests wait on the reports, or on the follower's passes (its reads), with a timeout."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator
+from pathlib import Path
+
+import pytest
+from kto_testing import eventually
+
+from kafka_topic_operator.kafka.brokers import BrokerInfo
+from kafka_topic_operator.kafka.errors import ClusterUnavailableError
+from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.new_topic import NewTopic
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.snapshot import (
+    ClusterSnapshot,
+    Expected,
+    PartitionSnapshot,
+    TopicSnapshot,
+)
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
+from kafka_topic_operator.kafka_admin.connection import KafkaConnection
+from kafka_topic_operator.kafka_admin.follow import (
+    Baseline,
+    PolledBackend,
+    PollingStatusFollower,
+    ReadHistory,
+)
+from kafka_topic_operator.kafka_admin.snapshot import topic_fingerprint
+from kafka_topic_operator.topics.backend import StatusFollowing
+from kto_dev.apache_kafka.kraft import KRaftCluster
+
+WAIT = 20.0  # seconds, for what must happen
+
+
+class Reports:
+    """The follower's callback: what it reported, waited on with a condition."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[ClusterSnapshot, list[str]]] = []
+        self.condition = threading.Condition()
+        self.fail_next: Exception | None = None
+
+    def __call__(self, snapshot: ClusterSnapshot, topics: Collection[str]) -> None:
+        with self.condition:
+            failure, self.fail_next = self.fail_next, None
+            self.calls.append((snapshot, list(topics)))
+            self.condition.notify_all()
+        if failure is not None:
+            raise failure
+
+    def reported(self) -> list[str]:
+        with self.condition:
+            return [t for _, topics in self.calls for t in topics]
+
+    def wait_until(self, topic: str, holds: Callable[[ClusterSnapshot], object]) -> ClusterSnapshot:
+        """The first report of `topic` whose snapshot `holds` says is the one."""
+
+        def found() -> ClusterSnapshot | None:
+            return next((s for s, ts in self.calls if topic in ts and holds(s)), None)
+
+        with self.condition:
+            assert self.condition.wait_for(found, WAIT), f"{topic}: {self.calls}"
+            snapshot = found()
+            assert snapshot is not None
+            return snapshot
+
+    def wait_for(self, topic: str, times: int = 1) -> ClusterSnapshot:
+        """The snapshot of the `times`-th report of `topic`."""
+        with self.condition:
+            reached = self.condition.wait_for(lambda: self.reported().count(topic) >= times, WAIT)
+            assert reached, f"{topic} not reported {times} times: {self.reported()}"
+            return [s for s, topics in self.calls if topic in topics][times - 1]
+
+
+class Counted:
+    """A backend whose reads (the follower's passes) can be waited for."""
+
+    def __init__(self, backend: PolledBackend) -> None:
+        self.backend = backend
+        self.reads = 0
+        self.condition = threading.Condition()
+
+    def read(
+        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
+    ) -> ClusterSnapshot:
+        try:
+            return self.backend.read(topics, list_topics=list_topics, expected=expected)
+        finally:
+            with self.condition:
+                self.reads += 1
+                self.condition.notify_all()
+
+    def baseline(self, topic: str, since: int) -> Baseline | None:
+        return self.backend.baseline(topic, since)
+
+    def passes(self, more: int) -> None:
+        """Until the follower has read `more` times more."""
+        with self.condition:
+            target = self.reads + more
+            assert self.condition.wait_for(lambda: self.reads >= target, WAIT), "no pass"
+
+
+Following = tuple[PollingStatusFollower, Reports, Counted]
+
+
+def started(backend: PolledBackend, interval: float) -> Following:
+    reports = Reports()
+    counted = Counted(backend)
+    follower = PollingStatusFollower(counted, reports, interval=interval)
+    follower.start()
+    return follower, reports, counted
+
+
+# ---- the contract, on a scripted cluster --------------------------------------------------------
+
+
+def topic(name: str, leader: int = 0, config: dict[str, str] | None = None) -> TopicSnapshot:
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(leader, (0, 1)), -1)
+    partition = PartitionSnapshot(0, ReplicaAssignment((0, 1)), state)
+    return TopicSnapshot(name, "id-" + name, {0: partition}, config or {})
+
+
+class Scripted:
+    """A cluster the test edits: what `read` answers, with positions and remembered reads as
+    the real backend keeps them, and failures on demand."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.topics: dict[str, TopicSnapshot] = {}
+        self.brokers = {0: BrokerInfo(0, ()), 1: BrokerInfo(1, ())}
+        self.failure: Exception | None = None
+        self._position = 0
+        self._history = ReadHistory()
+
+    def position(self) -> int:
+        with self.lock:
+            return self._position
+
+    def read(
+        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
+    ) -> ClusterSnapshot:
+        with self.lock:
+            if self.failure is not None:
+                raise self.failure
+            self._position += 1
+            named = sorted(set(topics))
+            found = {t: self.topics[t] for t in named if t in self.topics}
+            snapshot = ClusterSnapshot(brokers=dict(self.brokers), topics=found)
+            for t in named:
+                self._history.remember(t, Baseline(self._position, topic_fingerprint(snapshot, t)))
+            return snapshot
+
+    def baseline(self, topic: str, since: int) -> Baseline | None:
+        with self.lock:
+            return self._history.baseline(topic, since)
+
+
+@pytest.fixture
+def scripted() -> Scripted:
+    return Scripted()
+
+
+@pytest.fixture
+def follow(scripted: Scripted) -> Iterator[Following]:
+    following = started(scripted, interval=0.05)
+    yield following
+    following[0].stop()
+
+
+def test_it_is_a_status_follower(follow: Following) -> None:
+    following: StatusFollowing = follow[0]
+    assert following.followed == frozenset()
+
+
+def test_a_followed_topic_is_reported_at_once_then_on_each_change(
+    scripted: Scripted, follow: Following
+) -> None:
+    follower, reports, counted = follow
+    scripted.topics["orders"] = topic("orders")
+    follower.follow("orders")
+    assert reports.wait_for("orders").topics["orders"] == scripted.topics["orders"]
+    counted.passes(3)
+    assert reports.reported() == ["orders"]  # unchanged: not reported again
+    scripted.topics["orders"] = topic("orders", leader=1)  # the leader moved
+    assert reports.wait_for("orders", 2).topics["orders"].partitions[0].leader == 1
+    scripted.topics["orders"] = topic("orders", leader=1, config={"retention.ms": "1"})
+    reports.wait_for("orders", 3)
+    assert follower.followed == frozenset({"orders"})
+
+
+def test_since_a_position_only_changes_after_the_callers_read_are_reported(
+    scripted: Scripted, follow: Following
+) -> None:
+    follower, reports, counted = follow
+    scripted.topics["quiet"] = topic("quiet")
+    since = scripted.position()
+    scripted.read(["quiet"], list_topics=False)  # the caller's own read, its status written
+    follower.follow("quiet", since=since)
+    counted.passes(3)
+    assert reports.reported() == []
+    scripted.topics["quiet"] = topic("quiet", leader=1)
+    reports.wait_for("quiet")
+
+
+def test_since_reports_a_change_between_the_callers_read_and_the_follow(
+    scripted: Scripted, follow: Following
+) -> None:
+    follower, reports, _ = follow
+    scripted.topics["moved"] = topic("moved")
+    since = scripted.position()
+    scripted.read(["moved"], list_topics=False)
+    scripted.topics["moved"] = topic("moved", leader=1)  # before the follower's first pass
+    follower.follow("moved", since=since)
+    assert reports.wait_for("moved").topics["moved"].partitions[0].leader == 1
+
+
+def test_since_without_a_read_after_it_reports(scripted: Scripted, follow: Following) -> None:
+    follower, reports, _ = follow
+    scripted.topics["unread"] = topic("unread")
+    follower.follow("unread", since=scripted.position())
+    reports.wait_for("unread")
+
+
+def test_since_with_the_callers_read_forgotten_reports(
+    scripted: Scripted, follow: Following
+) -> None:
+    follower, reports, _ = follow
+    scripted.topics["busy"] = topic("busy")
+    since = scripted.position()
+    for _ in range(5):  # more reads than are remembered
+        scripted.read(["busy"], list_topics=False)
+    follower.follow("busy", since=since)
+    reports.wait_for("busy")
+
+
+def test_refresh_reports_a_followed_topic_at_once(scripted: Scripted, follow: Following) -> None:
+    follower, reports, counted = follow
+    scripted.topics["again"] = topic("again")
+    follower.follow("again")
+    reports.wait_for("again")
+    follower.refresh("again")
+    reports.wait_for("again", 2)
+    follower.refresh("not-followed")
+    counted.passes(2)
+    assert "not-followed" not in reports.reported()
+
+
+def test_a_deleted_topic_is_reported_and_unfollowed(scripted: Scripted, follow: Following) -> None:
+    follower, reports, _ = follow
+    scripted.topics["doomed"] = topic("doomed")
+    follower.follow("doomed")
+    reports.wait_for("doomed")
+    del scripted.topics["doomed"]
+    assert "doomed" not in reports.wait_for("doomed", 2).topics
+    assert follower.followed == frozenset()
+
+
+class Lagging(Scripted):
+    """A broker that does not know a topic yet answers the follower's first read of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lagging = {"fresh"}
+
+    def read(
+        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
+    ) -> ClusterSnapshot:
+        snapshot = super().read(topics, list_topics=list_topics, expected=expected)
+        if not self.lagging & set(snapshot.topics):
+            return snapshot
+        self.lagging.clear()
+        topics = {t: s for t, s in snapshot.topics.items() if t != "fresh"}
+        return ClusterSnapshot(brokers=snapshot.brokers, topics=topics)
+
+
+def test_a_topic_missing_from_one_read_is_read_again_before_it_counts_as_deleted() -> None:
+    lagging = Lagging()
+    lagging.topics["fresh"] = topic("fresh")
+    follower, reports, _ = started(lagging, interval=0.05)
+    try:
+        follower.follow("fresh")
+        assert "fresh" in reports.wait_for("fresh").topics
+        assert follower.followed == frozenset({"fresh"})
+    finally:
+        follower.stop()
+
+
+def test_the_live_brokers_changing_reports_every_followed_topic(
+    scripted: Scripted, follow: Following
+) -> None:
+    follower, reports, counted = follow
+    for name in ("a", "b"):
+        scripted.topics[name] = topic(name)
+        follower.follow(name)
+    reports.wait_for("a")
+    reports.wait_for("b")
+    counted.passes(2)
+    scripted.brokers[2] = BrokerInfo(2, ())  # a broker neither topic has a replica on
+    reports.wait_for("a", 2)
+    reports.wait_for("b", 2)
+
+
+def test_unfollowed_topics_are_no_longer_reported(scripted: Scripted, follow: Following) -> None:
+    follower, reports, counted = follow
+    scripted.topics["left"] = topic("left")
+    scripted.topics["stays"] = topic("stays")
+    follower.follow("left")
+    follower.follow("stays")
+    reports.wait_for("left")
+    reports.wait_for("stays")
+    follower.unfollow("left")
+    scripted.topics["left"] = topic("left", leader=1)
+    counted.passes(3)  # passes go on for the other topic
+    assert sorted(reports.reported()) == ["left", "stays"]
+    assert follower.followed == frozenset({"stays"})
+
+
+def test_a_repeating_failure_is_logged_in_full_once_then_in_one_line(
+    scripted: Scripted, follow: Following, caplog: pytest.LogCaptureFixture
+) -> None:
+    follower, reports, counted = follow
+    scripted.topics["retried"] = topic("retried")
+    scripted.failure = RuntimeError("broken")
+    with caplog.at_level(logging.INFO, logger="kafka_topic_operator.kafka_admin.follow"):
+        follower.follow("retried")
+        counted.passes(3)
+        scripted.failure = None
+        reports.wait_for("retried")
+        counted.passes(1)  # made after the pass that worked has said so
+    logged = [(r.levelno, r.getMessage(), r.exc_info is not None) for r in caplog.records]
+    assert logged[0] == (
+        logging.ERROR,
+        "following the status of 1 topics failed; retrying every 0.05 s",
+        True,
+    )
+    again = (logging.WARNING, "following the status of 1 topics still fails (RuntimeError: "
+             "broken); retrying in 0.05 s", False)  # fmt: skip
+    assert len(logged) >= 4 and set(logged[1:-1]) == {again}, logged
+    assert logged[-1] == (logging.INFO, "following the status of topics works again", False)
+
+
+def test_an_unavailable_cluster_is_retried_quietly_and_a_failed_report_made_again(
+    scripted: Scripted, follow: Following, caplog: pytest.LogCaptureFixture
+) -> None:
+    follower, reports, counted = follow
+    scripted.topics["kept"] = topic("kept")
+    scripted.failure = ClusterUnavailableError("Kafka at k:9092 is out of reach")
+    follower.follow("kept")
+    counted.passes(2)
+    assert reports.reported() == []
+    reports.fail_next = RuntimeError("status not written")
+    scripted.failure = None
+    reports.wait_for("kept", 2)  # its first report failed: made again
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        "following the status of 1 topics failed; retrying every 0.05 s"
+    ]
+
+
+def test_stop_is_prompt_whatever_the_interval(scripted: Scripted) -> None:
+    follower = PollingStatusFollower(scripted, Reports(), interval=3600)
+    follower.start()
+    follower.follow("x")
+    begun = time.monotonic()
+    follower.stop()
+    assert time.monotonic() - begun < 1
+
+
+# ---- against a real KRaft cluster ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaAdminBackend]:
+    cluster = KRaftCluster(Path(tmp_path_factory.mktemp("kraft")))
+    cluster.start()
+    backend = KafkaAdminBackend(KafkaConnection(tuple(cluster.bootstrap.split(","))))
+    try:
+        yield backend
+    finally:
+        backend.close()
+        cluster.kill()
+
+
+@pytest.fixture
+def polling(kraft: KafkaAdminBackend) -> Iterator[Following]:
+    following = started(kraft, interval=0.2)
+    yield following
+    following[0].stop()
+
+
+def created(backend: KafkaAdminBackend, name: str, config: dict[str, str]) -> None:
+    """A topic the cluster's brokers know (the controller's answer comes a moment before)."""
+    assert backend.create_topics([NewTopic(name, {0: [0, 1], 1: [1, 2]}, config)]) == {name: None}
+    assert backend.wait_for_partitions([TopicPartition(name, 1)], limit=30, idle=10)
+    eventually(lambda: name in backend.read([name], list_topics=False).topics, name)
+
+
+@pytest.mark.kafka
+def test_a_change_behind_the_followers_back_is_reported_then_the_deletion(
+    kraft: KafkaAdminBackend, polling: Following
+) -> None:
+    follower, reports, _ = polling
+    created(kraft, "watched", {"retention.ms": "1000"})
+    follower.follow("watched")
+    assert reports.wait_for("watched").topics["watched"].config == {"retention.ms": "1000"}
+
+    kraft.change_config("watched", {"retention.ms": "2000"})
+    reports.wait_until(
+        "watched",
+        lambda s: "watched" in s.topics and s.topics["watched"].config == {"retention.ms": "2000"},
+    )
+    kraft.delete_topic("watched")
+    reports.wait_until("watched", lambda s: "watched" not in s.topics)
+    assert follower.followed == frozenset()
+
+
+@pytest.mark.kafka
+def test_following_since_a_read_reports_nothing_until_a_change(
+    kraft: KafkaAdminBackend, polling: Following
+) -> None:
+    follower, reports, counted = polling
+    created(kraft, "settled", {"segment.ms": "3600000"})
+    since = kraft.position()
+    # The caller's own read: a reconcile's, that the topic's status is written from.
+    assert kraft.read(["settled"], list_topics=False).topics["settled"].config == {
+        "segment.ms": "3600000"
+    }
+    follower.follow("settled", since=since)
+    counted.passes(5)  # a second of passes, each reading it
+    assert reports.reported() == []
+    kraft.change_config("settled", {"segment.ms": "7200000"})
+    assert reports.wait_for("settled").topics["settled"].config == {"segment.ms": "7200000"}
