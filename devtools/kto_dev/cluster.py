@@ -5,8 +5,10 @@ A ZooKeeper server (Debian's package), three brokers on three racks, the Kuberne
 with the CRDs, and the operator; `up` writes a kubeconfig so real kubectl works against it.
 With `--kafka` the brokers are real Apache Kafka brokers (ids 0, 1, 2; racks a, b, c) and Kafka's
 own controller runs the cluster; without it, dev brokers and `kto run --embedded-controller`
-(this project's controller): the light digital twin. A dev and test tool: state, data and logs
-live in one directory.
+(this project's controller): the light digital twin. With `--kraft` there is no ZooKeeper:
+Apache Kafka 4.x nodes in KRaft mode (cluster_kraft.py), combined or split, and the operator on
+their Admin API (`kto run --bootstrap-servers`). A dev and test tool: state, data and logs live
+in one directory.
 """
 
 from __future__ import annotations
@@ -15,35 +17,37 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kto_dev import cluster_kraft
 from kto_dev.apache_kafka import broker as kafka_broker
 from kto_dev.apache_kafka.broker import alive
-from kto_dev.apache_kafka.distribution import KAFKA_VERSION
+from kto_dev.apache_kafka.distribution import KAFKA_VERSION, KRAFT_KAFKA_VERSION
+from kto_dev.cluster_api import kubectl, start_emulator, start_kube_apiserver
+from kto_dev.cluster_processes import (
+    STARTUP_TIMEOUT,
+    DevClusterError,
+    spawn,
+    stop,
+    stop_together,
+    wait_for,
+)
 from kto_dev.zookeeper_server import ZooKeeperServer, four_letter_word, free_port
 
-CRDS = Path(__file__).resolve().parents[2] / "crds"
 BROKERS = (0, 1, 2)
 KAFKA_RACKS = ("a", "b", "c")
-STARTUP_TIMEOUT = 60.0
+DEFAULT_DIR = Path(".kto") / "dev-cluster"
 # A dev broker's ZooKeeper session timeout (kto dev-broker --session-timeout's default): how long
 # a killed one's registration lingers.
 TWIN_SESSION_SECONDS = 18.0
-
-
-class DevClusterError(RuntimeError):
-    pass
 
 
 def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
@@ -51,7 +55,8 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
         prog=prog,
         description="Start, stop or inspect the standalone dev cluster (ZooKeeper, three brokers, "
         "the Kubernetes API emulator and the operator): real Apache Kafka brokers with Kafka's own "
-        "controller (--kafka), or dev brokers with this project's controller.",
+        "controller (--kafka), or dev brokers with this project's controller; or, with --kraft, "
+        "Apache Kafka 4 nodes in KRaft mode and no ZooKeeper.",
     )
     parser.add_argument("action", choices=["up", "down", "status", "stop-broker", "start-broker"])
     parser.add_argument(
@@ -60,11 +65,28 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
         help="down: also remove the cluster's data (ZooKeeper, brokers' logs, the API emulator's "
         "saved resources), so that the next `up` starts empty",
     )
-    parser.add_argument("--id", type=int, choices=BROKERS, help="the broker to stop or start")
+    parser.add_argument(
+        "--id",
+        type=int,
+        metavar="N",
+        help="the broker to stop or start: 0, 1 or 2 (3: a split KRaft cluster's controller)",
+    )
     parser.add_argument(
         "--kafka",
         action="store_true",
         help="up: real Apache Kafka brokers and Kafka's controller instead of the dev brokers",
+    )
+    parser.add_argument(
+        "--kraft",
+        action="store_true",
+        help=f"up: Apache Kafka {KRAFT_KAFKA_VERSION} nodes in KRaft mode, no "
+        "ZooKeeper; the operator on their Admin API (kto run --bootstrap-servers)",
+    )
+    parser.add_argument(
+        "--kraft-mode",
+        choices=cluster_kraft.MODES,
+        help="up --kraft: nodes 0, 1, 2 each broker and controller (combined, the default), or "
+        "brokers only with node 3 the controller (split); an `up` on existing data keeps its mode",
     )
     parser.add_argument(
         "--apiserver",
@@ -82,7 +104,7 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
     parser.add_argument(
         "--dir",
         type=Path,
-        default=Path(".kto") / "dev-cluster",
+        default=DEFAULT_DIR,
         help="state, data and logs (.kto/dev-cluster)",
     )
     parser.add_argument(
@@ -98,50 +120,28 @@ def _state_file(directory: Path) -> Path:
     return directory / "state.json"
 
 
-def _spawn(args: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            list(args),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,  # outlives `kto dev-cluster up`
-        )
-    return process.pid
-
-
-def _wait(check: Any, what: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        try:
-            if check():
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
-            raise DevClusterError(f"{what} did not come up; its log ({log}) ends:\n{tail}")
-        time.sleep(0.2)
-
-
-def _http(url: str, body: Any = None) -> Any:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        url, data=data, method="GET" if body is None else "POST",
-        headers={"Content-Type": "application/json"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read() or b"null")
-
-
 def up(
-    directory: Path, kubeconfig: Path, *, kafka: bool = False, apiserver: str = "emulator"
+    directory: Path,
+    kubeconfig: Path,
+    *,
+    kafka: bool = False,
+    apiserver: str = "emulator",
+    kraft: bool = False,
+    kraft_mode: str | None = None,
 ) -> dict[str, Any]:
+    """Starts the dev cluster; `kraft`: KRaft nodes instead of ZooKeeper and brokers, in
+    `kraft_mode` (None: the mode of the data already there, else combined)."""
+    if kafka and kraft:
+        raise DevClusterError("--kraft and --kafka exclude each other")
     state_path = _state_file(directory)
     if state_path.exists() and any(alive(p) for p in json.loads(state_path.read_text())["pids"]):
         raise DevClusterError(f"a dev cluster is already running from {directory}; "
                               "stop it with `kto dev-cluster down`")  # fmt: skip
+    if kraft:  # before anything starts, as below
+        try:
+            cluster_kraft.check_prerequisites()
+        except kafka_broker.KafkaBrokerError as e:
+            raise DevClusterError(str(e)) from None
     if apiserver == "real":  # before anything starts: a missing build is one line, at once
         from kto_dev.kube_apiserver.build import KubeApiServerBuildError, require_binaries
 
@@ -150,9 +150,17 @@ def up(
         except KubeApiServerBuildError as e:
             raise DevClusterError(str(e)) from None
     directory.mkdir(parents=True, exist_ok=True)
-    python = sys.executable
     pids: list[int] = []
     state: dict[str, Any] = {"pids": pids}
+    if kraft:
+        try:
+            _up_kraft(directory, state, kraft_mode)
+            _up_api_and_operator(directory, kubeconfig, state, apiserver)
+        except BaseException:
+            _stop_kraft(state, kill_nodes=True)
+            raise
+        state_path.write_text(json.dumps(state, indent=2))
+        return state
     try:
         zk = ZooKeeperServer(directory / "zookeeper")
         zk.directory.mkdir(parents=True, exist_ok=True)
@@ -161,9 +169,9 @@ def up(
 
         zk_log = directory / "zookeeper.log"
         env = {**os.environ, "ZOO_LOG_DIR": str(zk.directory), "ZOO_LOG4J_PROP": "WARN,CONSOLE"}
-        pids.append(_spawn([str(zookeeper_home() / "bin" / "zkServer.sh"), "start-foreground",
-                            str(zk.config_path)], zk_log, env))  # fmt: skip
-        _wait(lambda: four_letter_word(zk.port, "ruok") == "imok", "ZooKeeper", zk_log)
+        pids.append(spawn([str(zookeeper_home() / "bin" / "zkServer.sh"), "start-foreground",
+                           str(zk.config_path)], zk_log, env))  # fmt: skip
+        wait_for(lambda: four_letter_word(zk.port, "ruok") == "imok", "ZooKeeper", zk_log)
         connect = f"{zk.connect_string}/kafka"
         state["zookeeper"] = connect
         from kafka_topic_operator.zk.client import ZkClient
@@ -195,82 +203,70 @@ def up(
                 pid = _start_broker(directory, connect, broker)
                 pids.append(pid)
                 state["brokers"][str(broker)] = pid
-        kubeconfig = kubeconfig.resolve()
-        state["apiserver"] = apiserver
-        if apiserver == "real":
-            state["api"] = _start_kube_apiserver(directory, kubeconfig, pids)
-        else:
-            state["api"] = _start_emulator(directory, kubeconfig, pids)
-        state["kubeconfig"] = str(kubeconfig)
-        liveness, metrics = free_port(), free_port()
-        operator_log = directory / "operator.log"
-        # Against real Kafka its own controller runs the cluster; the twin needs ours.
-        controller = [] if kafka else ["--embedded-controller"]
-        log_dirs = [
-            str(_kafka_spec(directory, state, b).log_dir if kafka else _log_dir(directory, b))
-            for b in BROKERS
-        ]
-        pids.append(_spawn(
-            [python, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
-             *controller, "--liveness", f"http://127.0.0.1:{liveness}/healthz",
-             "--metrics-port", str(metrics),
-             # KafkaRebalances take partition sizes from the brokers' log directories.
-             "--log-dirs", *log_dirs],
-            operator_log, {**os.environ, "KUBECONFIG": str(kubeconfig)},
-        ))  # fmt: skip
-        _wait(lambda: urllib.request.urlopen(f"http://127.0.0.1:{liveness}/healthz", timeout=2),
-              "the operator", operator_log)  # fmt: skip
-        state["metrics"] = f"http://127.0.0.1:{metrics}/metrics"
-        state["liveness"] = f"http://127.0.0.1:{liveness}/healthz"
+        _up_api_and_operator(directory, kubeconfig, state, apiserver)
     except BaseException:
-        _stop(pids)
+        stop(pids)
         raise
     state_path.write_text(json.dumps(state, indent=2))
     return state
 
 
-def _start_emulator(directory: Path, kubeconfig: Path, pids: list[int]) -> str:
-    api_port = free_port()
-    api_log = directory / "apiserver.log"
-    pids.append(_spawn([sys.executable, "-m", "kube_api_emulator", "--port",
-                        str(api_port), "--state-file", str(directory / "apiserver.json"),
-                        "--kubeconfig", str(kubeconfig)], api_log))  # fmt: skip
-    api = f"http://127.0.0.1:{api_port}"
-    _wait(lambda: _http(api + "/version"), "the Kubernetes API emulator", api_log)
-    for crd_file in sorted(CRDS.glob("*.yaml")):
-        crd = yaml.safe_load(crd_file.read_text())
-        try:
-            _http(api + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-        except urllib.error.HTTPError as e:
-            if e.code != 409:  # already there from a saved state
-                raise
-    return api
+def _up_api_and_operator(
+    directory: Path, kubeconfig: Path, state: dict[str, Any], apiserver: str
+) -> None:
+    """The Kubernetes API with the CRDs, then the operator on the cluster `state` has so far."""
+    pids: list[int] = state["pids"]
+    kubeconfig = kubeconfig.resolve()
+    state["apiserver"] = apiserver
+    if apiserver == "real":
+        state["api"] = start_kube_apiserver(directory, kubeconfig, pids)
+    else:
+        state["api"] = start_emulator(directory, kubeconfig, pids)
+    state["kubeconfig"] = str(kubeconfig)
+    liveness, metrics = free_port(), free_port()
+    operator_log = directory / "operator.log"
+    if "kraft" in state:  # Kafka's Admin API; Kafka's controllers run the cluster
+        kraft = state["kraft"]
+        cluster = ["--bootstrap-servers", cluster_kraft.bootstrap(kraft)]
+        log_dirs = [cluster_kraft.spec(directory, kraft, b).log_dir
+                    for b in cluster_kraft.brokers_of(kraft)]  # fmt: skip
+    else:
+        kafka = "kafka" in state
+        # Against real Kafka its own controller runs the cluster; the twin needs ours.
+        cluster = ["--zookeeper", state["zookeeper"], *([] if kafka else ["--embedded-controller"])]
+        log_dirs = [_kafka_spec(directory, state, b).log_dir if kafka else _log_dir(directory, b)
+                    for b in BROKERS]  # fmt: skip
+    pids.append(spawn(
+        [sys.executable, "-m", "kafka_topic_operator.cli", "run", *cluster,
+         "--liveness", f"http://127.0.0.1:{liveness}/healthz", "--metrics-port", str(metrics),
+         # KafkaRebalances take partition sizes from the brokers' log directories.
+         "--log-dirs", *map(str, log_dirs)],
+        operator_log, {**os.environ, "KUBECONFIG": str(kubeconfig)},
+    ))  # fmt: skip
+    wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{liveness}/healthz", timeout=2),
+             "the operator", operator_log)  # fmt: skip
+    state["metrics"] = f"http://127.0.0.1:{metrics}/metrics"
+    state["liveness"] = f"http://127.0.0.1:{liveness}/healthz"
 
 
-def _start_kube_apiserver(directory: Path, kubeconfig: Path, pids: list[int]) -> str:
-    """etcd and kube-apiserver, kept in `kube-apiserver/` (data, keys and ports) across `up`s;
-    the CRDs applied as kubectl would, waiting until they are served."""
-    from kto_dev.kube_apiserver.launcher import KubeApiServer, KubeApiServerError
-
+def _up_kraft(directory: Path, state: dict[str, Any], mode: str | None) -> None:
+    """The KRaft nodes, all started at once (a quorum needs a majority; a split cluster's
+    controller first, as its brokers wait for it), then waited for."""
     try:
-        server = KubeApiServer(directory / "kube-apiserver")
-        try:
-            server.start()
-        finally:
-            pids.extend(server.pids)
-    except KubeApiServerError as e:
+        kraft = state["kraft"] = cluster_kraft.plan(directory, mode)
+        state["nodes"] = {}
+        since = time.time()
+        brokers = cluster_kraft.brokers_of(kraft)
+        for node in sorted(cluster_kraft.nodes_of(kraft), key=lambda n: (n in brokers, n)):
+            pid = cluster_kraft.start_node(directory, kraft, node)
+            state["pids"].append(pid)
+            state["nodes"][str(node)] = pid
+        cluster_kraft.wait_ready(
+            directory, kraft, {int(n): pid for n, pid in state["nodes"].items()}, since=since
+        )
+    except kafka_broker.KafkaBrokerError as e:
         raise DevClusterError(str(e)) from None
-    server.write_kubeconfig(kubeconfig)
-    log = directory / "kubectl.log"
-    with log.open("ab") as out:
-        applied = subprocess.run([_kubectl(), f"--kubeconfig={kubeconfig}", "apply", "-f",
-                                  str(CRDS)], stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-        established = subprocess.run([_kubectl(), f"--kubeconfig={kubeconfig}", "wait",
-                                      "--for=condition=Established", "--timeout=60s", "-f",
-                                      str(CRDS)], stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-    if applied.returncode or established.returncode:
-        raise DevClusterError(f"the CRDs were not installed; see {log}")
-    return server.url
+    state["bootstrap"] = cluster_kraft.bootstrap(kraft)
 
 
 def _log_dir(directory: Path, broker: int) -> Path:
@@ -278,10 +274,10 @@ def _log_dir(directory: Path, broker: int) -> Path:
 
 
 def _start_broker(directory: Path, connect: str, broker: int) -> int:
-    return _spawn([sys.executable, "-m", "kafka_topic_operator.cli", "dev-broker",
-                   "--zookeeper", connect, "--id", str(broker), "--rack", f"rack-{broker}",
-                   "--log-dir", str(_log_dir(directory, broker))],
-                  directory / f"broker-{broker}.log")  # fmt: skip
+    return spawn([sys.executable, "-m", "kafka_topic_operator.cli", "dev-broker",
+                  "--zookeeper", connect, "--id", str(broker), "--rack", f"rack-{broker}",
+                  "--log-dir", str(_log_dir(directory, broker))],
+                 directory / f"broker-{broker}.log")  # fmt: skip
 
 
 def _start_twin_broker(directory: Path, connect: str, broker: int) -> int:
@@ -329,27 +325,35 @@ def _wait_kafka_broker(directory: Path, state: dict[str, Any], broker: int) -> N
         raise DevClusterError(str(e)) from None
 
 
-def stop_broker(directory: Path, broker: int, *, kill: bool = False) -> None:
+def stop_broker(directory: Path, broker: int, *, kill: bool = False) -> str:
     """Real Kafka: SIGTERM, so Kafka shuts down under control (its controller moves the broker's
     leaderships away first), or SIGKILL with `kill`. Dev brokers: SIGKILL, as a crash; either way
-    a killed broker's session expires and the controller sees it die."""
+    a killed broker's session expires and the controller sees it die. A KRaft node as real
+    Kafka (a killed broker is fenced when its heartbeats stop). Returns what was stopped: "broker"
+    or "KRaft node"."""
     state = _running_state(directory)
-    pid = state["brokers"][str(broker)]
+    pid = _processes(state, broker)[str(broker)]
     if not alive(pid):
-        raise DevClusterError(f"broker {broker} is not running")
-    if "kafka" in state:
+        raise DevClusterError(f"{_name(state)} {broker} is not running")
+    if "kafka" in state or "kraft" in state:
         kafka_broker.terminate(pid, kill=kill)
-        return
+        return _name(state)
     if alive(pid):
         os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
+    return _name(state)
 
 
-def start_broker(directory: Path, broker: int) -> None:
+def start_broker(directory: Path, broker: int) -> str:
+    """Starts a stopped broker (or KRaft node) again, on its port and data, and waits for it;
+    returns what was started: "broker" or "KRaft node"."""
     state = _running_state(directory)
-    if alive(state["brokers"][str(broker)]):
-        raise DevClusterError(f"broker {broker} is already running")
+    if alive(_processes(state, broker)[str(broker)]):
+        raise DevClusterError(f"{_name(state)} {broker} is already running")
+    if "kraft" in state:
+        _start_kraft_node(directory, state, broker)
+        return _name(state)
     if "kafka" in state:
         pid = _spawn_kafka_broker(directory, state, broker)
     else:
@@ -359,6 +363,35 @@ def start_broker(directory: Path, broker: int) -> None:
     _state_file(directory).write_text(json.dumps(state, indent=2))
     if "kafka" in state:
         _wait_kafka_broker(directory, state, broker)
+    return _name(state)
+
+
+def _start_kraft_node(directory: Path, state: dict[str, Any], node: int) -> None:
+    """The node on its port, roles and data (formatted before its first start only), waited for
+    until it does its part again."""
+    kraft, before = state["kraft"], state["nodes"][str(node)]
+    since = time.time()
+    try:
+        pid = cluster_kraft.start_node(directory, kraft, node)
+        state["pids"] = [pid if p == before else p for p in state["pids"]]
+        state["nodes"][str(node)] = pid
+        _state_file(directory).write_text(json.dumps(state, indent=2))
+        cluster_kraft.wait_ready(directory, kraft, {node: pid}, since=since)
+    except kafka_broker.KafkaBrokerError as e:
+        raise DevClusterError(str(e)) from None
+
+
+def _processes(state: dict[str, Any], broker: int) -> dict[str, int]:
+    """The cluster's brokers (or KRaft nodes) by id, once `broker` is known to be one of them."""
+    processes: dict[str, int] = state["nodes" if "kraft" in state else "brokers"]
+    if str(broker) not in processes:
+        raise DevClusterError(f"no {_name(state)} {broker} in this dev cluster "
+                              f"(its {_name(state)}s: {', '.join(sorted(processes))})")  # fmt: skip
+    return processes
+
+
+def _name(state: dict[str, Any]) -> str:
+    return "KRaft node" if "kraft" in state else "broker"
 
 
 def _running_state(directory: Path) -> dict[str, Any]:
@@ -369,29 +402,9 @@ def _running_state(directory: Path) -> dict[str, Any]:
     return state
 
 
-def _stop(pids: Sequence[int]) -> None:
-    for pid in reversed(pids):  # the operator first, ZooKeeper last
-        _stop_together([pid])
-
-
-def _stop_together(pids: Sequence[int]) -> None:
-    """SIGTERM to each, then up to 30 s for all of them to end, then SIGKILL."""
-    running = [pid for pid in pids if alive(pid)]
-    for pid in running:
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while any(alive(pid) for pid in running) and time.monotonic() < deadline:
-        for pid in running:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)  # reaps it when it is our child
-        time.sleep(0.1)
-    for pid in running:
-        if alive(pid):
-            os.killpg(pid, signal.SIGKILL)
-
-
 # What `up` keeps in its directory: removed by `down --reset` (and nothing else there).
-DATA = ("zookeeper", "data-*", "kafka-*", "apiserver.json", "kube-apiserver", "*.log", "state.json")
+DATA = ("zookeeper", "data-*", "kafka-*", "kraft-*", "apiserver.json", "kube-apiserver",
+        "*.log", "state.json")  # fmt: skip
 
 
 def down(directory: Path, *, reset: bool = False) -> bool:
@@ -412,16 +425,32 @@ def _down(directory: Path) -> bool:
     if not state_path.exists():
         return False
     state = json.loads(state_path.read_text())
-    if "kafka" in state:  # Kafka's brokers shut down under control one at a time, as before
-        _stop(state["pids"])
+    if "kraft" in state:
+        _stop_kraft(state)
+    elif "kafka" in state:  # Kafka's brokers shut down under control one at a time, as before
+        stop(state["pids"])
     else:
         # Dev brokers first and together, while the operator's embedded controller is there to
         # grant their controlled shutdowns (stopped after it, each retried for seconds).
         brokers = [int(pid) for pid in state["brokers"].values()]
-        _stop_together(brokers)
-        _stop([pid for pid in state["pids"] if pid not in brokers])
+        stop_together(brokers)
+        stop([pid for pid in state["pids"] if pid not in brokers])
     state_path.unlink()
     return True
+
+
+def _stop_kraft(state: dict[str, Any], *, kill_nodes: bool = False) -> None:
+    """The operator first, then every KRaft node at once (one by one, the last ones would wait
+    on a quorum already gone; `kill_nodes`: SIGKILL, a start-up that failed), then the API."""
+    nodes = [int(pid) for pid in state.get("nodes", {}).values()]
+    others = [pid for pid in state["pids"] if pid not in nodes]
+    stop(others[-1:])
+    if kill_nodes:
+        for pid in nodes:
+            kafka_broker.terminate(pid, kill=True, timeout=10)
+    else:
+        stop_together(nodes)
+    stop(others[:-1])
 
 
 def status(directory: Path) -> dict[str, Any] | None:
@@ -430,6 +459,10 @@ def status(directory: Path) -> dict[str, Any] | None:
         return None
     state: dict[str, Any] = json.loads(state_path.read_text())
     state["alive"] = {str(pid): alive(pid) for pid in state["pids"]}
+    if "kraft" in state:
+        running = {int(n) for n, pid in state["nodes"].items() if state["alive"].get(str(pid))}
+        state["controller"] = cluster_kraft.quorum_leader(directory, state["kraft"], running)
+        return state
     state["controller"] = _controller(state["zookeeper"]) if state["alive"].get(
         str(state["pids"][0])) else None  # fmt: skip
     return state
@@ -453,12 +486,6 @@ def _controller(zookeeper: str) -> int | None:
         client.stop()
 
 
-def _kubectl() -> str:
-    """The project's kubectl (`make setup` fetches it), else whichever is on the PATH."""
-    fetched = Path(__file__).resolve().parents[2] / ".kto" / "bin" / "kubectl"
-    return str(fetched) if fetched.exists() else "kubectl"
-
-
 def status_lines(state: dict[str, Any]) -> list[str]:
     """What `status` prints: the processes, then each broker with its address."""
     alive = sum(state["alive"].values())
@@ -466,16 +493,20 @@ def status_lines(state: dict[str, Any]) -> list[str]:
     def running(pid: int) -> str:
         return f"running (pid {pid})" if state["alive"].get(str(pid)) else "stopped"
 
-    # `up` starts ZooKeeper first, the API server and the operator last.
+    # `up` starts ZooKeeper (or the KRaft nodes) first, the API server and the operator last.
     pids = state["pids"]
     api_name = "kube-apiserver" if state.get("apiserver") == "real" else "API emulator"
     lines = [
         f"dev cluster: {alive} of {len(state['alive'])} processes running",
-        f"  ZooKeeper {state['zookeeper']}: {running(pids[0])}",
+        f"  {cluster_kraft.summary(state['kraft'])}"
+        if "kraft" in state
+        else f"  ZooKeeper {state['zookeeper']}: {running(pids[0])}",
         f"  {api_name} {state['api']}: {running(pids[-2])}",
         f"  operator (metrics {state.get('metrics')}, liveness {state.get('liveness')}): "
         f"{running(pids[-1])}",
     ]
+    if "kraft" in state:
+        return lines + cluster_kraft.node_lines(state)
     kind = "Kafka broker" if "kafka" in state else "dev broker"
     for broker, pid in sorted(state["brokers"].items()):
         settings = state.get("kafka", {}).get(broker)
@@ -487,20 +518,47 @@ def status_lines(state: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _print_hints(state: dict[str, Any], directory: Path) -> None:
+    """What `up` prints: where things are, and commands that work as printed."""
+    kto = Path(sys.executable).parent / "kto"
+    dev_cluster = f"{kto} dev-cluster" + (
+        "" if directory == DEFAULT_DIR else f" --dir {shlex.quote(str(directory))}"
+    )
+    if "kraft" in state:
+        kraft = state["kraft"]
+        print(f"dev cluster up: KRaft cluster {kraft['cluster_id']} ({kraft['mode']} mode, no "
+              f"ZooKeeper), API {state['api']}")  # fmt: skip
+        print(f"  Apache Kafka {kraft['version']} brokers: {state['bootstrap']}")
+    else:
+        print(f"dev cluster up: ZooKeeper {state['zookeeper']}, API {state['api']}")
+        if "kafka" in state:
+            print(f"  Apache Kafka {KAFKA_VERSION} brokers: {state['bootstrap']}")
+    print(f"  operator metrics {state['metrics']}, liveness {state['liveness']}")
+    print(f"  export KUBECONFIG={state['kubeconfig']}")
+    print(f"  {kubectl()} get kt    # KafkaTopics")
+    if "kraft" in state:
+        print(f"  {shlex.join(cluster_kraft.topic_tool_command(state['kraft']))}"
+              "    # Kafka's kafka-topics --describe")  # fmt: skip
+        print(f"  {dev_cluster} status   # the nodes, their roles, the quorum leader")
+    else:
+        print(f"  {kto} describe --zookeeper {state['zookeeper']}")
+    print(f"  {dev_cluster} down   # stops it (--reset: and removes its data)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.kraft and args.kafka:
+        parser.error("--kraft and --kafka exclude each other: --kafka runs Kafka "
+                     f"{KAFKA_VERSION} brokers on ZooKeeper, --kraft Kafka {KRAFT_KAFKA_VERSION} "
+                     "nodes without it")  # fmt: skip
+    if args.kraft_mode is not None and not args.kraft:
+        parser.error("--kraft-mode goes with --kraft")
     try:
         if args.action == "up":
-            state = up(args.dir, args.kubeconfig, kafka=args.kafka, apiserver=args.apiserver)
-            print(f"dev cluster up: ZooKeeper {state['zookeeper']}, API {state['api']}")
-            if args.kafka:
-                print(f"  Apache Kafka {KAFKA_VERSION} brokers: {state['bootstrap']}")
-            kto = Path(sys.executable).parent / "kto"
-            print(f"  operator metrics {state['metrics']}, liveness {state['liveness']}")
-            print(f"  export KUBECONFIG={state['kubeconfig']}")
-            print(f"  {_kubectl()} get kt    # KafkaTopics")
-            print(f"  {kto} describe --zookeeper {state['zookeeper']}")
-            print(f"  {kto} dev-cluster down   # stops it (--reset: and removes its data)")
+            state = up(args.dir, args.kubeconfig, kafka=args.kafka, apiserver=args.apiserver,
+                       kraft=args.kraft, kraft_mode=args.kraft_mode)  # fmt: skip
+            _print_hints(state, args.dir)
         elif args.action == "down":
             stopped = down(args.dir, reset=args.reset)
             print("dev cluster stopped" if stopped else f"no dev cluster in {args.dir}")
@@ -510,10 +568,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.id is None:
                 raise DevClusterError(f"{args.action} needs --id")
             if args.action == "stop-broker":
-                stop_broker(args.dir, args.id, kill=args.kill)
+                what = stop_broker(args.dir, args.id, kill=args.kill)
             else:
-                start_broker(args.dir, args.id)
-            print(f"broker {args.id} {'stopped' if args.action == 'stop-broker' else 'started'}")
+                what = start_broker(args.dir, args.id)
+            print(f"{what} {args.id} {'stopped' if args.action == 'stop-broker' else 'started'}")
         else:
             found = status(args.dir)
             if found is None:

@@ -3,7 +3,8 @@ cluster on real Apache Kafka: KafkaTopics applied with kubectl, a real producer 
 messages where `kto partition-for` predicts and a real consumer reading them back, a broker
 stopped, a deletion that waits for it and finishes when it returns. The cluster is left running
 (`--down` stops it at the end); `--twin` runs the same story on the dev brokers and this
-project's controller."""
+project's controller, `--kraft` a KRaft story instead: Kafka 4 without ZooKeeper, the operator on
+its Admin API, a node stopped with the status following, a deletion that does not wait."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ import yaml
 from kafka_topic_operator.cli import main as kto
 from kafka_topic_operator.kafka.partitioner import partition_for_key
 from kto_dev import cluster as devcluster
+from kto_dev import cluster_kraft
+from kto_dev.apache_kafka.distribution import KRAFT_KAFKA_VERSION
 
 if TYPE_CHECKING:
     from confluent_kafka import Message
@@ -172,6 +175,74 @@ def produce_and_consume(bootstrap: str) -> None:
     )
 
 
+def wait_for_examples() -> None:
+    # Every example, not just those that already have a status: the set of reasons alone is
+    # {"Created"} as soon as the first one is Ready.
+    examples = {yaml.safe_load(f.read_text())["metadata"]["name"]
+                for f in (ROOT / "examples").glob("*.yaml")}  # fmt: skip
+    wait_for("every KafkaTopic Ready",
+             lambda: ready_reasons() == dict.fromkeys(examples, "Created"))  # fmt: skip
+
+
+def under_replicated(name: str) -> int | None:
+    out = kubectl("get", "kt", name, "-o", "jsonpath={.status.partitionCounts.underReplicated}",
+                  show=False)  # fmt: skip
+    return int(out) if out else None
+
+
+def show_partition_counts(name: str) -> None:
+    path = "jsonpath={.status.partitionCounts}"
+    print(f"$ kubectl get kt {name} -o '{path}'")
+    print(kubectl("get", "kt", name, "-o", path, show=False), flush=True)
+
+
+def kraft_cluster(down: bool) -> None:
+    """The KRaft story: no ZooKeeper, the operator on Kafka's Admin API."""
+    print(f"\n=== The dev cluster on KRaft: three Apache Kafka {KRAFT_KAFKA_VERSION} nodes on "
+          "three racks, each broker and controller, no ZooKeeper; the operator on their Admin API\n"
+          "$ kto dev-cluster down --reset; kto dev-cluster up --kraft", flush=True)  # fmt: skip
+    devcluster.down(CLUSTER_DIR, reset=True)
+    state = devcluster.up(CLUSTER_DIR, KUBECONFIG, kraft=True)
+    print(f"KRaft cluster {state['kraft']['cluster_id']}, API {state['api']}\n"
+          f"Kafka brokers {state['bootstrap']}")  # fmt: skip
+    print("\n=== KafkaTopics applied with kubectl", flush=True)
+    kubectl("apply", "-f", str(ROOT / "examples"))
+    wait_for_examples()
+    kubectl("get", "kt")
+    print("\n=== What Kafka says (its kafka-topics, run from the jars)\n"
+          "$ kafka-topics --describe --topic orders", flush=True)  # fmt: skip
+    described = subprocess.run([*cluster_kraft.topic_tool_command(state["kraft"]), "--topic",
+                                "orders"])  # fmt: skip
+    if described.returncode != 0:
+        print(f"(exit status {described.returncode})")
+    produce_and_consume(state["bootstrap"])
+    print("\n=== Node 2 shuts down: Kafka fences its broker, and the status follows (the operator "
+          "asks Kafka every 2 s)\n$ kto dev-cluster stop-broker --id 2", flush=True)  # fmt: skip
+    devcluster.stop_broker(CLUSTER_DIR, 2)
+    wait_for("orders under-replicated", lambda: under_replicated("orders") == 12)
+    show_partition_counts("orders")
+    print("\n=== audit has its only replica on node 2; delete audit: on KRaft the deletion does "
+          "not wait for the broker (it deletes its logs when it returns)", flush=True)  # fmt: skip
+    kubectl("delete", "kt", "audit", "--timeout=90s")
+    kubectl("get", "kt")
+    print("\n=== Node 2 returns: its replicas are back in sync\n"
+          "$ kto dev-cluster start-broker --id 2", flush=True)  # fmt: skip
+    devcluster.start_broker(CLUSTER_DIR, 2)
+    wait_for("orders fully replicated", lambda: under_replicated("orders") == 0)
+    show_partition_counts("orders")
+    if down:
+        print("\n$ kto dev-cluster down")
+        devcluster.down(CLUSTER_DIR)
+        return
+    print(
+        "\nThe dev cluster is still running. Try:\n"
+        f"  export KUBECONFIG={KUBECONFIG.resolve()}\n"
+        f"  {KUBECTL} get kt\n"
+        "  .venv/bin/kto dev-cluster status    # the nodes, their roles, the quorum leader\n"
+        "  .venv/bin/kto dev-cluster down      # stops it"
+    )
+
+
 def cluster(down: bool, kafka: bool = True) -> None:
     if kafka:
         print("\n=== The dev cluster on Apache Kafka: ZooKeeper, three real Kafka brokers on three "
@@ -192,12 +263,7 @@ def cluster(down: bool, kafka: bool = True) -> None:
         print(f"Kafka brokers {state['bootstrap']}")
     print("\n=== KafkaTopics applied with kubectl", flush=True)
     kubectl("apply", "-f", str(ROOT / "examples"))
-    # Every example, not just those that already have a status: the set of reasons alone is
-    # {"Created"} as soon as the first one is Ready.
-    examples = {yaml.safe_load(f.read_text())["metadata"]["name"]
-                for f in (ROOT / "examples").glob("*.yaml")}  # fmt: skip
-    wait_for("every KafkaTopic Ready",
-             lambda: ready_reasons() == dict.fromkeys(examples, "Created"))  # fmt: skip
+    wait_for_examples()
     kubectl("get", "kt")
     print(f"\n=== What Kafka's znodes say\n$ kto describe --zookeeper {zookeeper}", flush=True)
     kto(["describe", "--zookeeper", zookeeper])
@@ -250,9 +316,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="dev brokers and this project's controller instead of real Kafka",
     )
+    parser.add_argument(
+        "--kraft",
+        action="store_true",
+        help="Kafka 4 in KRaft mode (no ZooKeeper) and the operator on its Admin API instead",
+    )
     args = parser.parse_args(argv)
+    if args.twin and args.kraft:
+        parser.error("--twin and --kraft exclude each other")
     tour()
-    if not args.tour_only:
+    if args.tour_only:
+        return 0
+    if args.kraft:
+        kraft_cluster(args.down)
+    else:
         cluster(args.down, kafka=not args.twin)
     return 0
 

@@ -571,7 +571,7 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
             assert time.monotonic() - frozen < 2.0 + 1.0 + 5.0
             status, body = _get(liveness)
             assert status == 200
-            assert json.loads(body)["zookeeper"] == "not answering"
+            assert json.loads(body)["cluster"] == "ZooKeeper not answering"
             assert _get(readiness) == (503, "ZooKeeper is not answering\n")
             assert "\nkto_zookeeper_up 0.0\n" in _get(metrics)[1]
         finally:

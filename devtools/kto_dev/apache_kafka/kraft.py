@@ -1,11 +1,13 @@
 """Real Apache Kafka 4.x in KRaft mode, started from the fetched jars: no ZooKeeper.
 
 Each node is a broker and a controller at once (KRaft's combined mode, as Kafka's quick start
-runs it), with a static quorum of every node (`controller.quorum.voters`). Before its first
-start a node's log directory is formatted with the cluster's id (`kafka.tools.StorageTool
-format`), as Kafka requires; then `java -cp 'libs/*' kafka.Kafka server.properties`, one JVM per
-node, logging through log4j 2. A cluster is ready once every node answers a metadata request
-naming all of them and a controller. Failures raise KafkaBrokerError with one line saying why.
+runs it), with a static quorum of every node (`controller.quorum.voters`); a node's `roles` can
+make it a broker or a controller only (split mode, as `kto dev-cluster up --kraft-mode split`).
+Before its first start a node's log directory is formatted with the cluster's id
+(`kafka.tools.StorageTool format`), as Kafka requires; then `java -cp 'libs/*' kafka.Kafka
+server.properties`, one JVM per node, logging through log4j 2. A cluster is ready once every
+node answers a metadata request naming all of them and a controller. Failures raise
+KafkaBrokerError with one line saying why.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def new_cluster_id() -> str:
 
 @dataclass(frozen=True)
 class KRaftNodeSpec(NodeFiles):
-    """One combined broker-and-controller node."""
+    """One node: broker and controller at once (combined, the default), or one of the two
+    (`roles`, Kafka's `process.roles`: "broker" or "controller", a split cluster). `port` is its
+    broker listener, `controller_port` its controller listener: each used only in that role."""
 
     node_id: int
     directory: Path
@@ -72,14 +76,37 @@ class KRaftNodeSpec(NodeFiles):
     # A second client listener beside PLAINTEXT, (its security protocol, its port), named after
     # the protocol: its settings (`listener.name.sasl_plaintext.*`, ...) come with `overrides`.
     extra_listener: tuple[str, int] | None = None
+    roles: str = "broker,controller"
+
+    @property
+    def is_broker(self) -> bool:
+        return "broker" in self.roles.split(",")
+
+    @property
+    def is_controller(self) -> bool:
+        return "controller" in self.roles.split(",")
+
+    @property
+    def ports(self) -> list[int]:
+        """The ports the node listens on."""
+        extra = [self.extra_listener[1]] if self.extra_listener else []
+        return [
+            *([self.port] if self.is_broker else []),
+            *([self.controller_port] if self.is_controller else []),
+            *extra,
+        ]
 
 
 def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
+    listeners = [
+        *([f"PLAINTEXT://{spec.bootstrap}"] if spec.is_broker else []),
+        *([f"CONTROLLER://127.0.0.1:{spec.controller_port}"] if spec.is_controller else []),
+    ]
     properties = {
-        "process.roles": "broker,controller",
+        "process.roles": spec.roles,
         "node.id": str(spec.node_id),
         "controller.quorum.voters": spec.voters,
-        "listeners": f"PLAINTEXT://{spec.bootstrap},CONTROLLER://127.0.0.1:{spec.controller_port}",
+        "listeners": ",".join(listeners),
         "advertised.listeners": f"PLAINTEXT://{spec.bootstrap}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
@@ -87,6 +114,8 @@ def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
         "log.dirs": str(spec.log_dir),
         **small_cluster_settings(spec.internal_replication_factor),
     }
+    if not spec.is_broker:  # a controller only: no client listener, nothing between brokers
+        del properties["advertised.listeners"], properties["inter.broker.listener.name"]
     if spec.extra_listener is not None:
         name, port = spec.extra_listener
         properties["listeners"] += f",{name}://127.0.0.1:{port}"
@@ -134,8 +163,7 @@ def prepare(spec: KRaftNodeSpec) -> list[str]:
         libs = require_libs(KRAFT_KAFKA_VERSION)
     except KafkaDistributionError as e:
         raise KafkaBrokerError(str(e)) from None
-    extra = [spec.extra_listener[1]] if spec.extra_listener else []
-    for port in (spec.port, spec.controller_port, *extra):
+    for port in spec.ports:
         if port_taken(port):
             raise KafkaBrokerError(f"node {spec.node_id}: port {port} on 127.0.0.1 is taken")
     spec.directory.mkdir(parents=True, exist_ok=True)

@@ -23,9 +23,9 @@ from typing import Any, NoReturn
 import kopf
 
 from kafka_topic_operator.k8s import events, metrics
+from kafka_topic_operator.k8s.cluster_health import ClusterHealth
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.k8s.waiting import waiting
-from kafka_topic_operator.k8s.zookeeper_health import ZooKeeperHealth
 from kafka_topic_operator.kafka.errors import (
     ClusterUnavailableError,
     ReassignmentInProgressException,
@@ -61,6 +61,7 @@ DRIFT_INTERVAL = 60.0
 DELETION_RETRY = 5.0
 DRIFT_RECHECK = 1.0
 REASSIGNMENT_RETRY = 2.0
+BROKERS_RETRY = 5.0
 # What a topic goes through (a reassignment, a deletion, brokers away), not drift to report:
 # the status follower leaves status alone meanwhile (the resource's own handler reports it).
 PASSING_REASONS = frozenset({"ReassignmentInProgress", "DeletionInProgress", "BrokersUnavailable"})
@@ -83,7 +84,7 @@ class Runtime:
     # timeout bounds each call.)
     retry_seconds: float = 10.0
     batcher: ReconcileBatcher = field(init=False)
-    health: ZooKeeperHealth | None = field(init=False, default=None)  # made on kopf's loop
+    health: ClusterHealth | None = field(init=False, default=None)  # made on kopf's loop
     follower: StatusFollowing = field(init=False)
 
     def __post_init__(self) -> None:
@@ -289,6 +290,10 @@ async def _reconcile(call: Call) -> None:
     # a moment too early, or someone else's): looked at again soon, not at the next drift pass.
     if condition.reason == "ReassignmentInProgress":
         raise waiting(condition.message, delay=REASSIGNMENT_RETRY)
+    # Too few brokers for the placement (an outage ending, brokers registering one by one, as
+    # a KRaft cluster's do after a restart): looked at again soon, not at the next drift pass.
+    if condition.reason == "BrokersUnavailable":
+        raise waiting(condition.message, delay=BROKERS_RETRY)
 
 
 def _settled(

@@ -32,6 +32,11 @@ ZOOKEEPER_UP = Gauge(
     registry=REGISTRY,
 )  # fmt: skip
 
+KAFKA_UP = Gauge(
+    "kto_kafka_up", "1 while a KRaft cluster's brokers answer the operator's Admin API, 0 during "
+    "an outage.", registry=REGISTRY,
+)  # fmt: skip
+
 
 WAITING_REASONS = frozenset({"DeletionIneligible", "DeletionDisabled"})
 

@@ -1,12 +1,11 @@
 """What the operator does around the KafkaTopic handlers: kopf's settings at startup, the topic
-claims seeded from one list and kept current from the watch stream, the ZooKeeper health
-checks (readiness) and the liveness probe's answer."""
+claims seeded from one list and kept current from the watch stream, the cluster's health checks
+(readiness) and the liveness probe's answer."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,8 +13,9 @@ import kopf
 
 from kafka_topic_operator.k8s import kopf_tuning, readiness
 from kafka_topic_operator.k8s.claims import list_claims
+from kafka_topic_operator.k8s.cluster_health import kafka_health, zookeeper_health
 from kafka_topic_operator.k8s.handlers import FINALIZER, GROUP, PLURAL, VERSION, runtime, selected
-from kafka_topic_operator.k8s.zookeeper_health import ZooKeeperHealth
+from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.topics.ownership import claim_of
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 
@@ -52,19 +52,17 @@ def seed_claims(memo: kopf.Memo, **_: Any) -> None:
 
 
 @kopf.on.startup()
-async def watch_zookeeper(memo: kopf.Memo, **_: Any) -> None:
+async def watch_cluster(memo: kopf.Memo, **_: Any) -> None:
     rt = runtime(memo)
-    if rt.zk is None:
-        # Kafka's Admin API: `kto run` saw the brokers answer before starting kopf, and each
-        # call is bounded by its timeout (a KafkaUnavailable status says when one is not).
-        if rt.readiness:
-            answered = threading.Event()
-            answered.set()
-            readiness.serve(rt.readiness, answered)
-        return
-    rt.health = ZooKeeperHealth(rt.zk, asyncio.get_running_loop(), await _probe_client(rt.zk))
+    loop = asyncio.get_running_loop()
+    if rt.zk is not None:
+        rt.health = zookeeper_health(rt.zk, loop, await _probe_client(rt.zk))
+    elif isinstance(rt.backend, KafkaAdminBackend):
+        rt.health = kafka_health(rt.backend, loop)
+    else:
+        raise TypeError(f"no health check for {type(rt.backend).__name__}")
     if rt.readiness:
-        readiness.serve(rt.readiness, rt.health.ready)
+        readiness.serve(rt.readiness, rt.health.ready, rt.health.what)
 
 
 async def _probe_client(zk: ZkClient) -> ZkClient | None:
@@ -79,13 +77,16 @@ async def _probe_client(zk: ZkClient) -> ZkClient | None:
     return probe
 
 
-@kopf.on.probe(id="zookeeper")
-async def zookeeper_answering(memo: kopf.Memo, **_: Any) -> str:
-    """Shown by the liveness endpoint, never failing it: a restart does not bring ZooKeeper
-    back (readiness, status, events and kto_zookeeper_up say it). Async, so it is answered on
-    kopf's loop even while every handler thread waits on ZooKeeper."""
+@kopf.on.probe(id="cluster")
+async def cluster_answering(memo: kopf.Memo, **_: Any) -> str:
+    """Shown by the liveness endpoint ("ZooKeeper answering", "Kafka not answering"), never
+    failing it: a restart does not bring the cluster back (readiness, status, events and
+    kto_zookeeper_up or kto_kafka_up say it). Async, so it is answered on kopf's loop even
+    while every handler thread waits on the cluster."""
     health = runtime(memo).health
-    return "not answering" if health is None or health.down else "answering"
+    if health is None:
+        return "not checked yet"
+    return f"{health.what} {'not answering' if health.down else 'answering'}"
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)

@@ -1,6 +1,6 @@
-"""The readiness endpoint (`kto run --readiness`): 200 while ZooKeeper answers, 503 while it
-does not. Served by its own thread from a flag, so an answer never waits on ZooKeeper or on
-kopf's handlers."""
+"""The readiness endpoint (`kto run --readiness`): 200 while the cluster (ZooKeeper, or Kafka's
+brokers) answers, 503 while it does not. Served by its own thread from a flag, so an answer
+never waits on the cluster or on kopf's handlers."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 
-def serve(url: str, ready: threading.Event) -> ThreadingHTTPServer:
-    """Starts serving `url` (`http://HOST:PORT/PATH`) in a daemon thread."""
+def serve(url: str, ready: threading.Event, what: str = "ZooKeeper") -> ThreadingHTTPServer:
+    """Starts serving `url` (`http://HOST:PORT/PATH`) in a daemon thread; `what` names what
+    does not answer when not ready."""
+    unready = f"{what} is not answering\n".encode()
     parts = urlsplit(url)
     if parts.scheme != "http" or parts.port is None:
         raise ValueError(f"--readiness must be http://HOST:PORT/PATH, not {url!r}")
@@ -23,7 +25,7 @@ def serve(url: str, ready: threading.Event) -> ThreadingHTTPServer:
             elif ready.is_set():
                 self._answer(200, b"ok\n")
             else:
-                self._answer(503, b"ZooKeeper is not answering\n")
+                self._answer(503, unready)
 
         def _answer(self, code: int, body: bytes) -> None:
             self.send_response(code)
