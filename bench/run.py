@@ -9,6 +9,7 @@ import time
 import bench_apiserver
 import bench_assignment
 import bench_controller
+import bench_kraft
 import bench_operator
 import bench_peers
 import bench_rebalance
@@ -25,6 +26,7 @@ def main() -> None:
     bench_controller.main()
     bench_operator.main()
     bench_operator.idle()
+    bench_kraft.main()
     bench_rebalance.main()
     bench_rebalance.goals()
     bench_rebalance.scale()
