@@ -33,6 +33,7 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionStatus
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
+from kafka_topic_operator.kafka_admin.configs import ConfigKind
 from kafka_topic_operator.kafka_admin.connection import KafkaConnection
 from kafka_topic_operator.kafka_admin.errors import BrokerError
 from kafka_topic_operator.topics.backend import StatusFollowing, TopicBackend
@@ -44,6 +45,10 @@ pytestmark = [
     pytest.mark.kafka,
     pytest.mark.filterwarnings("ignore:unclosed <socket.socket:ResourceWarning"),
 ]
+
+REPLICA_THROTTLES = ("leader.replication.throttled.replicas",
+                     "follower.replication.throttled.replicas")  # fmt: skip
+RATE_THROTTLES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 
 # Leaders stay where the test puts them (Kafka would move them back after 5 minutes).
 OVERRIDES = {"auto.leader.rebalance.enable": "false"}
@@ -341,6 +346,45 @@ def test_a_deleted_topic_is_gone_at_once(backend: KafkaAdminBackend) -> None:
     assert "doomed" not in gone.topics and "doomed" not in backend.topic_names()
     with pytest.raises(UnknownTopicOrPartitionException):
         backend.delete_topic("doomed")
+
+
+def test_topic_and_broker_dynamic_configs_set_read_and_deleted(
+    backend: KafkaAdminBackend,
+) -> None:
+    leader, follower = REPLICA_THROTTLES
+    backend.create_topics([NewTopic("throttled", {0: [0, 1]}, {"retention.ms": "1000"})])
+    eventually(lambda: backend.topic_exists("throttled"), "throttled")
+    keys = (leader, follower, "retention.ms")
+    brokers = ["0", "1", "2"]
+
+    def configs_become(kind: ConfigKind, names: list[str], wanted: object) -> None:
+        # Each broker takes a change up from the metadata log a moment after the controller.
+        asked = keys if kind == "topic" else RATE_THROTTLES
+        eventually(lambda: backend.dynamic_configs(kind, names, asked) == wanted, f"{wanted}")
+
+    try:
+        backend.alter_configs("topic", {"throttled": {leader: "0:0,0:1", follower: "0:2"}})
+        rates = dict.fromkeys(RATE_THROTTLES, "5000000")
+        backend.alter_configs("broker", {"1": rates, "2": rates})
+        configs_become(
+            "topic",
+            ["throttled"],
+            {"throttled": {leader: "0:0,0:1", follower: "0:2", "retention.ms": "1000"}},
+        )
+        configs_become("broker", brokers, {"0": {}, "1": rates, "2": rates})
+    finally:
+        backend.alter_configs("topic", {"throttled": dict.fromkeys(REPLICA_THROTTLES, None)})
+        backend.alter_configs("broker", {b: dict.fromkeys(RATE_THROTTLES, None) for b in brokers})
+    configs_become("topic", ["throttled"], {"throttled": {"retention.ms": "1000"}})
+    configs_become("broker", brokers, {"0": {}, "1": {}, "2": {}})
+    # A topic that does not exist has none, and cannot be given any.
+    assert backend.dynamic_configs("topic", ["nowhere"], keys) == {"nowhere": {}}
+    with pytest.raises(
+        UnknownTopicOrPartitionException, match=r"^The topic 'nowhere' does not exist\.$"
+    ):
+        backend.alter_configs("topic", {"nowhere": {leader: "0:0"}})
+    with pytest.raises(InvalidConfigurationException):
+        backend.alter_configs("topic", {"throttled": {leader: "not a replica list"}})
 
 
 def test_wait_for_partitions(backend: KafkaAdminBackend) -> None:

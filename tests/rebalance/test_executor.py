@@ -14,7 +14,8 @@ from kto_testing import Waiter, eventually
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.execution import steps as ex
-from kafka_topic_operator.rebalance.execution.executor import Executor, Report, read_now
+from kafka_topic_operator.rebalance.execution.executor import Executor, Report
+from kafka_topic_operator.rebalance.execution.zookeeper import ZooKeeperCluster, read_now
 from kafka_topic_operator.rebalance.results.summary import PartitionMove
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
@@ -88,7 +89,9 @@ def test_a_plan_is_carried_out_with_throttles_and_preferred_leaders(
     plan = make_plan(zk)
     # Broker 3 is not up yet: the first batch waits on it, so its throttles can be seen.
     reports: list[Report] = []
-    executor = Executor(zk, plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000)
+    executor = Executor(
+        ZooKeeperCluster(zk), plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000
+    )
     result: list[bool] = []
     worker = threading.Thread(target=lambda: result.append(executor.run(report=reports.append)))
     worker.start()
@@ -126,13 +129,13 @@ def test_stop_halts_after_the_batch_in_flight_and_a_new_executor_resumes(
     brokers.start(3)
     plan = make_plan(zk)
     limits = ex.Limits(partitions_per_broker=1)
-    first = Executor(zk, plan, limits, throttle=5_000_000)
+    first = Executor(ZooKeeperCluster(zk), plan, limits, throttle=5_000_000)
     assert first.run(stop=lambda: first.batches >= 1) is False
     now = read_now(zk, plan)
     assert ex.progress(plan, now).partitions_done == 1  # the one batch, done before stopping
     assert not now.reassigning and not zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
     assert not THROTTLE_KEYS & set(admin.topic_config(zk, "orders"))
-    assert Executor(zk, plan, limits).run() is True
+    assert Executor(ZooKeeperCluster(zk), plan, limits).run() is True
     now = read_now(zk, plan)
     assert all(now.assignment[m.partition] == m.after for m in plan)
 
@@ -145,7 +148,7 @@ def test_a_plan_the_cluster_outgrew_is_refused_before_anything_moves(
     admin.reassign_partitions(zk, {TopicPartition("orders", 1): [2, 0]})
     Waiter(zk).exists(znodes.REASSIGN_PARTITIONS_PATH, present=False)
     with pytest.raises(ex.PlanOutdated, match="orders-1"):
-        Executor(zk, plan, ex.Limits()).run()
+        Executor(ZooKeeperCluster(zk), plan, ex.Limits()).run()
     assert read_now(zk, plan).assignment[TopicPartition("orders", 0)] == (0, 1)
 
 
@@ -154,7 +157,9 @@ def test_abandoning_returns_at_once_and_leaves_the_batch_and_its_throttles(
 ) -> None:
     plan = make_plan(zk)  # broker 3 is not up: the first batch cannot complete
     gone = threading.Event()
-    executor = Executor(zk, plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000)
+    executor = Executor(
+        ZooKeeperCluster(zk), plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000
+    )
     result: list[bool] = []
 
     def run() -> None:
@@ -169,5 +174,7 @@ def test_abandoning_returns_at_once_and_leaves_the_batch_and_its_throttles(
     assert zk.exists(znodes.REASSIGN_PARTITIONS_PATH)  # the controller carries on with it
     assert ex.FOLLOWER_THROTTLED_REPLICAS in admin.topic_config(zk, "orders")
     brokers.start(3)
-    assert Executor(zk, plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000).run()
+    assert Executor(
+        ZooKeeperCluster(zk), plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000
+    ).run()
     assert not THROTTLE_KEYS & set(admin.topic_config(zk, "orders"))

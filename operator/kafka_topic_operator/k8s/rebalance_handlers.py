@@ -6,7 +6,10 @@ files through spec.engine.workDir), shows the proposal in status and in a Config
 reassignment JSON), waits for approval, then has `rebalance.executor` carry out exactly that
 proposal, with progress in status. What it knows lives in the resource and the cluster, so a
 restarted operator picks each resource up where it was: a Rebalancing one resumes from what
-ZooKeeper shows, a planning one follows the planner it had created.
+the cluster shows, a planning one follows the planner it had created.
+
+The cluster is reached as the operator reaches it (`rebalance.execution.cluster`): through
+ZooKeeper on a ZooKeeper-mode cluster, through Kafka's Admin API on a KRaft cluster.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 import kopf
 
 from kafka_topic_operator.k8s import planners
-from kafka_topic_operator.k8s.handlers import runtime
+from kafka_topic_operator.k8s.handlers import Runtime, runtime
 from kafka_topic_operator.k8s.rebalance_planning import (
     Proposals,
     Settings,
@@ -27,14 +30,17 @@ from kafka_topic_operator.k8s.rebalance_planning import (
     spec_of,
 )
 from kafka_topic_operator.k8s.rebalance_resource import GROUP, PLURAL, POLL, VERSION, Resource
+from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.rebalance.execution import steps as ex
+from kafka_topic_operator.rebalance.execution.admin_api import AdminApiCluster
+from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.rebalance.execution.executor import Executor, Report
 from kafka_topic_operator.rebalance.execution.workflow import (
     State,
     current_state,
     decide,
 )
-from kafka_topic_operator.zk.client import ZkClient
+from kafka_topic_operator.rebalance.execution.zookeeper import ZooKeeperCluster
 
 log = logging.getLogger(__name__)
 
@@ -48,17 +54,9 @@ def rebalance(
     memo: kopf.Memo,
     **_: Any,
 ) -> None:
-    zk = runtime(memo).zk
+    cluster = rebalance_cluster(runtime(memo), stopped)
     resource = Resource(body, namespace or "", name)
-    if zk is None:
-        # Planning reads and execution writes ZooKeeper today; KRaft clusters follow.
-        message = "KafkaRebalance needs a ZooKeeper-mode cluster (kto run --zookeeper) for now"
-        if (resource.status.get("conditions") or [{}])[0].get("reason") != "NotSupported":
-            resource.write_status(State.NOT_READY, "NotSupported", message)
-            kopf.warn(body, reason="NotSupported", message=message)
-        stopped.wait()
-        return
-    proposals = Proposals(memo.get("rebalance") or Settings(), zk)
+    proposals = Proposals(memo.get("rebalance") or Settings(), cluster)
     first = True
     while not stopped:
         state = current_state(resource.status)
@@ -81,14 +79,24 @@ def rebalance(
         if target is State.PENDING_PROPOSAL:
             proposals.propose(resource, stopped, inherited)
         elif target is State.REBALANCING:
-            _rebalance(resource, zk, stopped)
+            _rebalance(resource, cluster, stopped)
         elif target is State.STOPPED and state is not State.STOPPED:
             resource.write_status(State.STOPPED, "Stopped", "stopped on request")
         else:
             stopped.wait(POLL)
 
 
-def _rebalance(resource: Resource, zk: ZkClient, stopped: kopf.DaemonStopped) -> None:
+def rebalance_cluster(rt: Runtime, stopped: kopf.DaemonStopped) -> RebalanceCluster:
+    """The cluster as the operator reaches it: ZooKeeper, or Kafka's Admin API (whose waits end
+    when the daemon stops)."""
+    if rt.zk is not None:
+        return ZooKeeperCluster(rt.zk)
+    if isinstance(rt.backend, KafkaAdminBackend):
+        return AdminApiCluster(rt.backend, stop=stopped)
+    raise kopf.PermanentError(f"KafkaRebalance cannot reach the cluster at {rt.backend.where}")
+
+
+def _rebalance(resource: Resource, cluster: RebalanceCluster, stopped: kopf.DaemonStopped) -> None:
     spec = spec_of(resource)
     if spec is None:
         return
@@ -103,7 +111,7 @@ def _rebalance(resource: Resource, zk: ZkClient, stopped: kopf.DaemonStopped) ->
         resource.write_status(State.REBALANCING, "Rebalancing", message)
     limits = ex.Limits(spec.concurrent_partition_movements_per_broker,
                        spec.max_partition_movements, spec.concurrent_leader_movements)  # fmt: skip
-    executor = Executor(zk, changes, limits, throttle=spec.replication_throttle)
+    executor = Executor(cluster, changes, limits, throttle=spec.replication_throttle)
     began = time.monotonic()
     written: dict[str, Any] = {}
 

@@ -30,6 +30,7 @@ from kafka_topic_operator.rebalance import planning_io
 from kafka_topic_operator.rebalance.engines import manifests as engines
 from kafka_topic_operator.rebalance.engines import remote
 from kafka_topic_operator.rebalance.engines.remote import Planner
+from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.rebalance.execution.workflow import (
     ANNOTATION,
     State,
@@ -49,7 +50,6 @@ from kafka_topic_operator.rebalance.spec import (
     RebalanceSpec,
     rebalance_spec,
 )
-from kafka_topic_operator.zk.client import ZkClient
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +70,11 @@ class Settings:
 
 
 class Proposals:
-    """Proposals for the KafkaRebalances of one operator: its settings, its ZooKeeper."""
+    """Proposals for the KafkaRebalances of one operator: its settings, its cluster."""
 
-    def __init__(self, settings: Settings, zk: ZkClient) -> None:
+    def __init__(self, settings: Settings, cluster: RebalanceCluster) -> None:
         self.settings = settings
-        self.zk = zk
+        self.cluster = cluster
 
     def propose(
         self, resource: Resource, stopped: kopf.DaemonStopped, inherited: Planner | None
@@ -133,9 +133,8 @@ class Proposals:
         """The planning input from the cluster as it is (and the sizes spec.partitionSizes names),
         or None (NotReady says why)."""
         from kafka_topic_operator.rebalance.inputs import leaders, planning_input
-        from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
-        snapshot = read_cluster(self.zk)
+        snapshot = self.cluster.snapshot()
         sizes = None
         try:
             if spec.partition_sizes is not None:

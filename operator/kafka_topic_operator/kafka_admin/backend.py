@@ -35,6 +35,12 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.kafka_admin import errors
+from kafka_topic_operator.kafka_admin.configs import (
+    ConfigKind,
+    alter_resources,
+    describe_resources,
+    own_configs,
+)
 from kafka_topic_operator.kafka_admin.connection import KafkaConnection
 from kafka_topic_operator.kafka_admin.follow import (
     INTERVAL,
@@ -327,6 +333,46 @@ class KafkaAdminBackend:
             )
             for tp, r in sorted(listed.items())
         }
+
+    def dynamic_configs(
+        self, kind: ConfigKind, names: Iterable[str], keys: Collection[str]
+    ) -> dict[str, dict[str, str]]:
+        """Among `keys`, the configs each topic or broker (named by its id) has of its own (not
+        defaults: `kafka_admin.configs`), by DescribeConfigs; kafka-python asks each broker for
+        its own. A topic that does not exist has none (kafka-python drops Kafka's error)."""
+        named = sorted(set(names))
+        if not named:
+            return {}
+        resources = describe_resources(kind, named, keys)
+        described = self._call(
+            lambda admin: admin.describe_configs(resources, config_filter="all"), idempotent=True
+        )
+        found = described.get(kind) or {}
+        return {name: own_configs(kind, found.get(name) or {}) for name in named}
+
+    def alter_configs(
+        self, kind: ConfigKind, changes: Mapping[str, Mapping[str, str | None]]
+    ) -> None:
+        """IncrementalAlterConfigs of topics or brokers (named by their ids; kafka-python sends
+        a broker's own configs to that broker): each key SET to its value, or DELETEd for None,
+        every other config left as it is. Raises what Kafka answered for the first one it
+        refused, by name."""
+        resources = alter_resources(kind, changes)
+        if not resources:
+            return
+        results = self._call(
+            lambda admin: admin.alter_configs(resources, raise_on_unknown=False, incremental=True)
+        )
+        answered = results.get(kind) or {}
+        for resource in resources:
+            outcome = answered.get(resource.name)
+            if outcome is None:
+                raise ClusterUnavailableError(
+                    f"{self.where} did not answer about {kind} '{resource.name}'"
+                )
+            error = errors.from_result_string(str(outcome), where=self.where)
+            if error is not None:
+                raise error
 
     def close(self) -> None:
         with self._io:

@@ -60,6 +60,8 @@ class ClusterNow:
     leaders: Mapping[TopicPartition, int]  # from the partition state znodes; -1 when none
     reassigning: frozenset[TopicPartition]  # in the znode, or adding/removing in a topic znode
     election_pending: bool  # /admin/preferred_replica_election exists
+    # (On a KRaft cluster: the metadata's replicas and leaders, the partitions
+    # ListPartitionReassignments names, and partitions not elected, to be asked for again.)
 
 
 class PlanOutdated(Exception):
@@ -101,16 +103,22 @@ def is_reorder(move: PartitionMove) -> bool:
 def check_current(plan: Iterable[PartitionMove], now: ClusterNow) -> None:
     """PlanOutdated unless every partition of the plan is where it started, where it ends, or
     on its way (in flight)."""
-    changed = [
+    changed = off_plan(plan, now)
+    if changed:
+        shown = ", ".join(str(tp) for tp in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        raise PlanOutdated(f"partitions changed since the plan was made: {shown}{more}")
+
+
+def off_plan(plan: Iterable[PartitionMove], now: ClusterNow) -> list[TopicPartition]:
+    """The plan's partitions that are neither where they start, nor where they end, nor on
+    their way."""
+    return [
         m.partition
         for m in plan
         if m.partition not in now.reassigning
         and now.assignment.get(m.partition) not in (m.before, m.after)
     ]
-    if changed:
-        shown = ", ".join(str(tp) for tp in changed[:5])
-        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-        raise PlanOutdated(f"partitions changed since the plan was made: {shown}{more}")
 
 
 def needs_election(move: PartitionMove, now: ClusterNow) -> bool:
