@@ -13,7 +13,6 @@ formatted with the cluster's id before its first start only, so a restart, or an
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -27,7 +26,7 @@ from kto_dev.apache_kafka.broker import (
     startup_failure,
 )
 from kto_dev.apache_kafka.distribution import KRAFT_KAFKA_VERSION, is_complete, libs_dir
-from kto_dev.apache_kafka.kraft import KRaftNodeSpec, new_cluster_id, spawn
+from kto_dev.apache_kafka.kraft import KRaftNodeSpec, new_cluster_id, recorded_leader, spawn
 from kto_dev.zookeeper_server import free_port
 
 MODES = ("combined", "split")
@@ -163,17 +162,6 @@ def start_node(directory: Path, kraft: Mapping[str, Any], node: int) -> int:
     return spawn(node_spec).pid
 
 
-def _quorum_state(log_dir: Path) -> tuple[int, int] | None:
-    """(leader epoch, leader) as the node last recorded them in `quorum-state` (Kafka writes it
-    at each election), None while it records no leader."""
-    try:
-        state = json.loads((log_dir / "__cluster_metadata-0" / "quorum-state").read_text())
-        leader, epoch = int(state.get("leaderId", -1)), int(state.get("leaderEpoch", -1))
-    except (OSError, ValueError, AttributeError):
-        return None
-    return (epoch, leader) if leader >= 0 else None
-
-
 def quorum_leader(
     directory: Path, kraft: Mapping[str, Any], running: Collection[int]
 ) -> int | None:
@@ -183,7 +171,7 @@ def quorum_leader(
         recorded
         for node in nodes_of(kraft)
         if node in running and kraft["nodes"][str(node)]["roles"] != BROKER
-        if (recorded := _quorum_state(spec(directory, kraft, node).log_dir)) is not None
+        if (recorded := recorded_leader(spec(directory, kraft, node).log_dir)) is not None
     ]
     leader = max(known)[1] if known else None
     return leader if leader in running else None
@@ -222,12 +210,7 @@ def wait_ready(
 
 
 def _recorded_since(directory: Path, kraft: Mapping[str, Any], node: int, since: float) -> bool:
-    log_dir = spec(directory, kraft, node).log_dir
-    try:
-        written = (log_dir / "__cluster_metadata-0" / "quorum-state").stat().st_mtime
-    except OSError:
-        return False
-    return written >= since and _quorum_state(log_dir) is not None
+    return recorded_leader(spec(directory, kraft, node).log_dir, since) is not None
 
 
 ROLE_NAMES = {COMBINED: "broker and controller", BROKER: "broker", CONTROLLER_ONLY: "controller"}

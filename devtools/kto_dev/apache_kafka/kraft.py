@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -190,6 +191,21 @@ def spawn(spec: KRaftNodeSpec) -> subprocess.Popen[bytes]:
         return subprocess.Popen(command, cwd=spec.directory, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)  # fmt: skip
+
+
+def recorded_leader(log_dir: Path, since: float = 0.0) -> tuple[int, int] | None:
+    """(leader epoch, leader) as a KRaft node last recorded them in
+    `__cluster_metadata-0/quorum-state` (Kafka persists each election there); None while it
+    records no leader, or when the file was last written before `since` (a time.time())."""
+    path = log_dir / "__cluster_metadata-0" / "quorum-state"
+    try:
+        if path.stat().st_mtime < since:
+            return None
+        state = json.loads(path.read_text())
+        leader, epoch = int(state.get("leaderId", -1)), int(state.get("leaderEpoch", -1))
+    except (OSError, ValueError, AttributeError):
+        return None
+    return (epoch, leader) if leader >= 0 else None
 
 
 def cluster_answers(bootstrap: str, node_ids: set[int], timeout: float = 2.0) -> bool:

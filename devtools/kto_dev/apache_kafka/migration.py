@@ -28,14 +28,12 @@ Failures raise KafkaBrokerError with one line saying why and which log to read.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import socket
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
@@ -63,6 +61,7 @@ from kto_dev.apache_kafka.distribution import (
     KafkaDistributionError,
     require_libs,
 )
+from kto_dev.apache_kafka.kraft import new_cluster_id, recorded_leader
 from kto_dev.apache_kafka.migration_config import (
     FIRST_CONTROLLER_ID,
     MIGRATION_IBP,
@@ -82,14 +81,6 @@ DUAL_WRITE_LINE = "to DUAL_WRITE state"  # KRaftMigrationDriver's state change t
 # replays: the ZkMigrationState metric's POST_MIGRATION (3), "the cluster migration is complete".
 POST_MIGRATION_LINE = "migration state from MIGRATION to POST_MIGRATION"
 MIGRATION_ZNODE = "/migration"
-
-
-def _new_uuid() -> str:
-    """A Kafka Uuid as its tools print one: 16 random bytes, base64url without padding, drawn
-    again when it would start with "-" (as Uuid.randomUuid does)."""
-    while (drawn := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))[0] == "-":
-        pass
-    return drawn
 
 
 def _root_and_chroot(zookeeper: str) -> tuple[str, str]:
@@ -285,19 +276,6 @@ class KRaftProcess:
             process.wait(timeout=1)
 
 
-def quorum_leader(log_dir: Path, since: float = 0.0) -> int | None:
-    """The leader a KRaft node has recorded in its `__cluster_metadata-0/quorum-state` (Kafka
-    persists each election there), if the file was written at or after `since`."""
-    path = log_dir / "__cluster_metadata-0" / "quorum-state"
-    try:
-        if path.stat().st_mtime < since:
-            return None
-        leader = int(json.loads(path.read_text()).get("leaderId", -1))
-    except (OSError, ValueError):
-        return None
-    return leader if leader >= 0 else None
-
-
 def accepts_connections(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
@@ -450,7 +428,7 @@ class ZkToKRaftMigration:
         started = time.monotonic()
         cluster_id = self.cluster_id or self.read_cluster_id()
         several = len(self.controller_specs) > 1
-        directory_ids = {n: _new_uuid() for n in self.controller_specs}
+        directory_ids = {n: new_cluster_id() for n in self.controller_specs}  # a Kafka Uuid each
         initial = ",".join(f"{n}@{spec.bootstrap}:{directory_ids[n]}"
                            for n, spec in self.controller_specs.items())  # fmt: skip
         try:
@@ -475,7 +453,7 @@ class ZkToKRaftMigration:
         since it started."""
         controller, spec = self.controllers[node_id], self.controller_specs[node_id]
         _poll(lambda: accepts_connections(spec.port)
-              and quorum_leader(spec.log_dir, controller.started_at) is not None,
+              and recorded_leader(spec.log_dir, controller.started_at) is not None,
               f"controller {node_id} did not join a quorum with a leader", self.timeout,
               spec.log_file, controller.check_running)  # fmt: skip
 
