@@ -4,8 +4,6 @@ given for it, and the message for each one that cannot."""
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from kafka_topic_operator.kafka_admin.connection import (
     parse_bootstrap_servers,
 )
 from kafka_topic_operator.process.argparsing import RaisingParser, UsageError
+from kto_dev.kube_apiserver.credentials import self_signed
 
 
 @pytest.fixture(autouse=True)
@@ -42,17 +41,11 @@ def rejected(argv: Sequence[str]) -> str:
 @pytest.fixture(scope="module")
 def pem(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A self-signed certificate (its own CA), its key, and a key of another pair."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl is not installed")
     folder = tmp_path_factory.mktemp("pem")
     for name in ("client", "other"):
-        subprocess.run(
-            [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-             "-subj", f"/CN={name}", "-keyout", str(folder / f"{name}.key"),
-             "-out", str(folder / f"{name}.crt")],
-            check=True, capture_output=True,
-        )  # fmt: skip
+        certificate, key = self_signed(name)
+        (folder / f"{name}.crt").write_bytes(certificate)
+        (folder / f"{name}.key").write_bytes(key)
     (folder / "both.pem").write_bytes(
         (folder / "client.crt").read_bytes() + (folder / "client.key").read_bytes()
     )

@@ -79,6 +79,13 @@ def _certificate(
     return builder.sign(ca_key, hashes.SHA256())
 
 
+def self_signed(subject: str) -> tuple[bytes, bytes]:
+    """A certificate that is its own authority, and its key, as PEM."""
+    key = _key()
+    certificate = _certificate(subject, key, None)
+    return certificate.public_bytes(serialization.Encoding.PEM), _private_pem(key)
+
+
 def write(folder: Path, admin_token: str) -> Files:
     """Creates every file unless the folder has them already (a restarted server keeps its
     authority and keys, so clients' kubeconfigs and issued tokens stay valid)."""
