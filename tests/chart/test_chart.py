@@ -26,7 +26,8 @@ from chart_testing import (
 )
 
 KUBERNETES_VERSION = "1.33.0"
-CUSTOM_KINDS = {"ClusterKopfPeering", "KopfPeering", "ServiceMonitor"}  # validated elsewhere
+# Validated elsewhere (PrometheusRule: by promtool, in test_prometheusrule.py).
+CUSTOM_KINDS = {"ClusterKopfPeering", "KopfPeering", "ServiceMonitor", "PrometheusRule"}
 VALUES_IDS = [p.name.removesuffix("-values.yaml") for p in VALUES_FILES]
 
 

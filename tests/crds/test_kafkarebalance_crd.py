@@ -11,6 +11,7 @@ import pytest
 import yaml
 from crd_invalid_specs import REBALANCE_CRD_INVALID, REBALANCE_CRD_RULES
 
+from kafka_topic_operator.rebalance.execution.workflow import State, conditions
 from kafka_topic_operator.rebalance.results.summary import BrokerLoad, OptimizationResult
 from kafka_topic_operator.rebalance.spec import InvalidRebalanceSpec, rebalance_spec
 from kube_api_emulator import Cluster
@@ -83,7 +84,7 @@ def test_names_short_name_category_and_printer_columns() -> None:
     columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
     assert columns == {
         "Mode": ".spec.mode",
-        "State": '.status.conditions[?(@.status=="True")].type',
+        "State": ".status.conditions[0].type",
         "Replica moves": ".status.optimizationResult.replicaMoves",
         "Leader moves": ".status.optimizationResult.leaderMoves",
         "Age": ".metadata.creationTimestamp",
@@ -97,11 +98,9 @@ def test_the_printer_columns_show_mode_state_and_moves(cluster: Cluster) -> None
         replica_moves=7, leader_moves=2, replica_lower_bound=7, brokers=(),
         balance_before=80.0, balance_after=100.0,
     )  # fmt: skip
+    # Rebalancing is followed by kstatus' Reconciling, also True: the column shows the state.
     status = {
-        "conditions": [
-            {"type": "PendingProposal", "status": "False", "reason": "Planned"},
-            {"type": "ProposalReady", "status": "True", "reason": "Planned"},
-        ],
+        "conditions": conditions(State.REBALANCING, "Rebalancing", "moving", "2026-01-01T00:00Z"),
         "optimizationResult": result.to_status(),
     }
     obj = cluster.update(info, "default", "rebalance", {**obj, "status": status},
@@ -109,7 +108,7 @@ def test_the_printer_columns_show_mode_state_and_moves(cluster: Cluster) -> None
     assert [c["name"] for c in column_definitions(info)] == [
         "Name", "Mode", "State", "Replica moves", "Leader moves", "Age"
     ]  # fmt: skip
-    assert cells(info, obj)[:5] == ["rebalance", "remove-brokers", "ProposalReady", 7, 2]
+    assert cells(info, obj)[:5] == ["rebalance", "remove-brokers", "Rebalancing", 7, 2]
 
 
 @pytest.mark.parametrize("spec", [None, {}], ids=["no spec", "empty spec"])

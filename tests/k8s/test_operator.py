@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from kto_testing import eventually
+from status_captures import capture
 
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -184,6 +185,7 @@ def topic_partitions(zk: ZkClient, topic: str) -> dict[int, tuple[int, ...]]:
 def test_a_topic_is_created_grown_and_deleted(setup: Setup) -> None:
     setup.apply("orders", partitions=3, replicas=3, config={"retention.ms": 86400000})
     obj = setup.ready("orders")
+    capture(obj)
     status = obj["status"]
     assert status["topicName"] == "orders" and status["topicId"]
     assert status["partitionCounts"] == {"total": 3, "online": 3, "offline": 0,
@@ -199,6 +201,8 @@ def test_a_topic_is_created_grown_and_deleted(setup: Setup) -> None:
     assert len(topic_partitions(setup.zk, "orders")) == 5
 
     setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
+    reason_is(setup, "orders", "DeletionInProgress")  # marked; looked at again in 5 s
+    capture(setup.get("orders"))
     eventually(lambda: setup.get("orders") is None, "the resource released", timeout=60)
     assert not setup.zk.exists(znodes.topic_path("orders"))
     assert not setup.zk.exists(znodes.topic_config_path("orders"))
@@ -235,6 +239,7 @@ def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
         "InvalidSpec",
         "spec.config: Unknown topic config name: retention.mss (did you mean retention.ms?)",
     )
+    capture(setup.get("bad"))
     assert not setup.zk.exists(znodes.topic_path("bad"))
     from kubernetes import client
 
@@ -267,6 +272,7 @@ def test_deletion_waits_for_a_dead_broker_and_finishes_when_it_returns(setup: Se
     status, _, message = eventually(ineligible, "DeletionIneligible", timeout=60)
     assert status == "False"
     assert "replicas on offline brokers 2" in message
+    capture(setup.get("audit"))
     assert setup.zk.exists(znodes.topic_path("audit"))
     setup.start_broker(2)
     eventually(lambda: setup.get("audit") is None, "the resource released", timeout=60)
@@ -317,6 +323,7 @@ def test_offline_partitions_are_not_retried_every_second_and_status_follows(
     setup.ready("lonely")
     setup.kill_broker(2)
     reason_is(setup, "lonely", "PartitionsOffline")  # the follower saw the leader go
+    capture(setup.get("lonely"))
     # A change reconciled while the partition is offline: applied, and not retried each second.
     patch = {"spec": {"config": {"retention.ms": "3600000"}}}
     setup.api.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "lonely", patch)
@@ -354,6 +361,7 @@ def test_two_resources_for_one_topic_the_oldest_wins(setup: Setup) -> None:
     setup.apply("second", topicName="shared", partitions=1, replicas=1)
     _, _, message = reason_is(setup, "second", "Conflict")
     assert message == "Topic 'shared' is already managed by KafkaTopic default/first"
+    capture(setup.get("second"))
     status = (setup.get("second") or {})["status"]
     assert (status["topicName"], status["topicManaged"]) == ("shared", False)
     # Deleting the loser leaves the topic alone.
@@ -391,6 +399,7 @@ def test_retain_and_unmanaged_resources_release_without_deleting(setup: Setup) -
 
     setup.apply("left", annotations={"kto.dev/managed": "false"}, partitions=1, replicas=1)
     reason_is(setup, "left", "Unmanaged")
+    capture(setup.get("left"))
     assert not setup.zk.exists(znodes.topic_path("left"))
     # Managed again by the annotation alone: created at once, not at the next drift pass.
     setup.api.patch_namespaced_custom_object(
@@ -416,6 +425,7 @@ def test_with_topic_deletion_disabled_the_resource_says_so_and_can_be_released(
             "with delete.topic.enable=false. Enable it, or release this resource with "
             'deletionPolicy: Retain or kto.dev/managed: "false".'
         )
+        capture(setup.get("kept"))
         assert setup.zk.exists(znodes.topic_path("kept"))
         # Said once as an error (with what to do); the checks every DELETION_RETRY (5 s) that
         # follow wait quietly.
@@ -446,6 +456,7 @@ def test_unreadable_znodes_are_named_in_status_and_nothing_is_written(setup: Set
         f"Topic 'stateful' cannot be read: Malformed data in znode {state}: "
     ) and message.endswith("Nothing is changed until the znode holds what Kafka writes (fix or "
                            "delete it)")  # fmt: skip
+    capture(setup.get("stateful"))
     # A topic znode holding invalid JSON: not taken for a new topic, nothing written.
     setup.zk.create(znodes.topic_path("junk"), b"{not json")
     setup.apply("junk", partitions=1, replicas=1)
@@ -463,6 +474,7 @@ def test_paused_resources_are_not_reconciled(setup: Setup) -> None:
     setup.apply("later", annotations={"kto.dev/pause-reconciliation": "true"}, partitions=1,
                 replicas=1)  # fmt: skip
     reason_is(setup, "later", "ReconciliationPaused")
+    capture(setup.get("later"))
     assert not setup.zk.exists(znodes.topic_path("later"))
     # Named (kubectl get shows it) but not yet this resource's to change.
     status = (setup.get("later") or {})["status"]
@@ -515,6 +527,7 @@ def test_zookeeper_down_is_reported_and_recovered_from(tmp_path: Path) -> None:
             setup.apply("during", partitions=1, replicas=1)
             _, _, message = reason_is(setup, "during", "ZooKeeperUnavailable")
             assert message == f"ZooKeeper at {server.connect_string} did not answer within 2.0 s"
+            capture(setup.get("during"))
         finally:
             server.start()
         setup.ready("during")
@@ -584,7 +597,9 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
         eventually(lambda: setup.get("before") is None, "before deleted", timeout=8)
         print(f"the deletion done {time.monotonic() - thawed:.1f} s after ZooKeeper's return")
         eventually(lambda: _get(readiness) == (200, "ok\n"), "ready again", timeout=5)
-        assert "\nkto_zookeeper_up 1.0\n" in _get(metrics)[1]
+        served = _get(metrics)[1]
+        assert "\nkto_zookeeper_up 1.0\n" in served
+        assert "kto_kafka_up" not in served  # the other kind of cluster's gauge: never served
         for name in names:
             assert len(topic_partitions(setup.zk, name)) == 2
 
@@ -677,6 +692,7 @@ def test_drift_is_reverted_or_reported(zk_chroot: str, tmp_path: Path) -> None:
         assert message == (
             "Topic 'tuned' has 3 partitions; Kafka cannot decrease the partition count to 2."
         )
+        capture(setup.get("tuned"))
 
 
 def test_a_replication_factor_change_is_a_minimal_reassignment(setup: Setup) -> None:
@@ -716,8 +732,29 @@ def test_a_reassignment_in_progress_shows_in_status(setup: Setup) -> None:
     assert status["replicasChange"] == {"partitionsMoving": [0], "targets": {"0": [3, 0]}}
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("False", "Reconciling"), ready
+    capture(setup.get("moving"))
     assert topic_partitions(setup.zk, "moving") == {0: (3, 0)}  # adding 0, recorded in the znode
     assert setup.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+    # Another change while it is open waits for it, and says so.
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "moving", {"spec": {"replicaAssignment": [[3, 1]]}}
+    )
+    _, _, message = reason_is(setup, "moving", "ReassignmentInProgress")
+    assert "moving" in message, message
+    capture(setup.get("moving"))
+    assert topic_partitions(setup.zk, "moving") == {0: (3, 0)}  # the open one is left alone
+
+
+def test_more_replicas_than_live_brokers_wait_for_brokers_and_say_so(setup: Setup) -> None:
+    setup.apply("wide", partitions=2, replicas=4)
+    _, _, message = reason_is(setup, "wide", "BrokersUnavailable")
+    assert "larger than available brokers: 3" in message, message
+    capture(setup.get("wide"))
+    assert not setup.zk.exists(znodes.topic_path("wide"))  # nothing half-written
+    setup.api.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "wide", {"spec": {"replicas": 3}}
+    )
+    setup.ready("wide")
 
 
 def test_an_operator_watches_only_the_namespaces_it_is_given(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from kto_testing import eventually
+from status_captures import capture
 
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.execution.executor import read_now
@@ -91,6 +92,7 @@ def test_propose_approve_rebalance_ready(setup: Setup) -> None:
     before = assignment(setup)
     apply(setup, "even-out")
     ready = wait_state(setup, "even-out", "ProposalReady")
+    capture(ready)
     result = ready["status"]["optimizationResult"]
     # 36 replicas on 3 brokers, 18 each on two of them: the lower bound moves 12.
     assert (result["replicaMoves"], result["replicaMovesLowerBound"]) == (12, 12)
@@ -108,6 +110,7 @@ def test_propose_approve_rebalance_ready(setup: Setup) -> None:
 
     annotate(setup, "even-out", "approve")
     done = wait_state(setup, "even-out", "Ready")
+    capture(done)
     assert "kto.dev/rebalance" not in (done["metadata"].get("annotations") or {})
     after = assignment(setup)
     replicas = Counter(b for r in after.values() for b in r)
@@ -138,6 +141,7 @@ def test_an_invalid_spec_is_not_ready_with_the_reason(setup: Setup) -> None:
     condition = done["status"]["conditions"][0]
     assert condition["reason"] == "CannotPlan"
     assert condition["message"] == "brokers 9 to add are not registered in ZooKeeper"
+    capture(done)
 
 
 def test_hard_goals_no_plan_can_keep_are_not_ready_and_nothing_is_planned(setup: Setup) -> None:
@@ -150,6 +154,7 @@ def test_hard_goals_no_plan_can_keep_are_not_ready_and_nothing_is_planned(setup:
         "partition audit-0 cannot keep replication factor 2: only 1 broker remains after "
         "removing 1, 2 (and 17 other partitions)",
     )
+    capture(done)
     assert "planConfigMap" not in done["status"]
 
 
@@ -193,10 +198,12 @@ def test_stop_halts_after_the_batch_in_flight_and_refresh_plans_the_rest(setup: 
     assert rebalancing["status"]["conditions"][0]["reason"] == "Rebalancing"
     eventually(lambda: progress(setup, "paced").get("partitionsInFlight") == 1,
                "one partition in flight")  # fmt: skip
+    capture(get(setup, "paced"))  # Rebalancing, with its progress
     annotate(setup, "paced", "stop")
     setup.start_broker(2)
     stopped = wait_state(setup, "paced", "Stopped")
     assert stopped["status"]["conditions"][0]["message"] == "stopped on request"
+    capture(stopped)
     after = assignment(setup)
     assert Counter(b for r in after.values() for b in r)[2] == 1  # the one batch, carried out
 

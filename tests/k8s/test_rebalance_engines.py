@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from kto_testing import eventually
+from status_captures import capture
 
 from kafka_topic_operator.rebalance.engines import manifests as engines
 from kafka_topic_operator.rebalance.engines.manifests import (
@@ -207,6 +208,7 @@ def test_the_kubernetes_engine_plans_with_a_job_the_operator_creates_and_follows
     assert condition(cluster, "even-out")["message"] == (
         f"planning proposal {proposal} with Job default/{name}"
     )
+    capture(get(cluster.setup, "even-out"))
 
     directory = cluster.plan_for_real("even-out", proposal)
     # spark-submit's driver pod, which outlives it (completed, holding its log).

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from kto_testing import eventually
+from status_captures import capture
 
 from kto_dev.apache_kafka.kraft import KRaftCluster
 from kto_dev.zookeeper_server import free_port
@@ -54,6 +55,7 @@ def test_a_kafka_outage_is_reported_and_ends_at_once(
             operator.apply("outage-new", partitions=2, replicas=3)
             _, _, message = operator.reason("outage-new", "KafkaUnavailable", timeout=60)
             assert message.startswith(f"Kafka at {bootstrap} did not answer"), message
+            capture(operator.get("outage-new"))
             # Within the retry time, a check's timeout and the reconcile's own Admin API call.
             assert time.monotonic() - stopped < 30
             status, body = get(liveness)
@@ -70,4 +72,6 @@ def test_a_kafka_outage_is_reported_and_ends_at_once(
         assert waited < 15  # no retry timer that outlived the outage
         assert obj["status"]["topicId"] == describe_topic(kraft_cluster, "outage-new")[0]
         eventually(lambda: get(readiness) == (200, "ok\n"), "ready again")
-        assert "\nkto_kafka_up 1.0\n" in get(metrics)[1]
+        served = get(metrics)[1]
+        assert "\nkto_kafka_up 1.0\n" in served
+        assert "kto_zookeeper_up" not in served  # the other kind of cluster's gauge: never served

@@ -54,7 +54,7 @@ class ClusterHealth:
         self.what = what  # "ZooKeeper", "Kafka"
         self._where = where
         self._answers = answers
-        self._gauge = gauge
+        self._gauge = metrics.export(gauge)
         self._connected = connected
         self._close = close
         self._loop = loop

@@ -245,8 +245,11 @@ def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
         else:
             current = {**call.status, **dict(call.patch.status or {})}
             conditions = current.get("conditions") or [{}]
-            offline = (current.get("partitionCounts") or {}).get("offline", 0)
-            metrics.STATES.record(resource, str(conditions[0].get("reason", "")), int(offline))
+            counts = current.get("partitionCounts") or {}
+            metrics.STATES.record(resource, str(conditions[0].get("reason", "")),
+                                  int(counts.get("offline", 0)),
+                                  int(counts.get("underReplicated", 0)),
+                                  call.meta.get("deletionTimestamp"))  # fmt: skip
 
 
 async def _reconcile(call: Call) -> None:

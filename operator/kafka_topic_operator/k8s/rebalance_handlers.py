@@ -20,7 +20,7 @@ from typing import Any
 
 import kopf
 
-from kafka_topic_operator.k8s import planners
+from kafka_topic_operator.k8s import metrics, planners
 from kafka_topic_operator.k8s.handlers import Runtime, runtime
 from kafka_topic_operator.k8s.rebalance_planning import (
     Proposals,
@@ -56,7 +56,21 @@ def rebalance(
 ) -> None:
     cluster = rebalance_cluster(runtime(memo), stopped)
     resource = Resource(body, namespace or "", name)
-    proposals = Proposals(memo.get("rebalance") or Settings(), cluster)
+    try:
+        _follow(resource, cluster, Proposals(memo.get("rebalance") or Settings(), cluster), stopped)
+    finally:
+        metrics.REBALANCE_STATES.forget(namespace or "", name)
+
+
+def _follow(
+    resource: Resource,
+    cluster: RebalanceCluster,
+    proposals: Proposals,
+    stopped: kopf.DaemonStopped,
+) -> None:
+    body = resource.body
+    if (known := current_state(resource.status)) is not None:
+        metrics.REBALANCE_STATES.record(resource.namespace, resource.name, known, resource.status)
     first = True
     while not stopped:
         state = current_state(resource.status)

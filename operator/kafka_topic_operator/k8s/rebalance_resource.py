@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kafka_topic_operator.k8s import metrics
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.rebalance import job
 from kafka_topic_operator.rebalance.execution.workflow import (
     ANNOTATION,
     State,
-    condition,
+    conditions,
 )
 from kafka_topic_operator.rebalance.results import plan_parts
 
@@ -79,13 +80,14 @@ class Resource:
 
         old = dict(self.status)
         status = {**{k: v for k, v in old.items() if k not in ("conditions", "progress")},
-                  **fields, "conditions": [condition(state, reason, message, _now())]}  # fmt: skip
+                  **fields, "conditions": conditions(state, reason, message, _now())}  # fmt: skip
         with api_client() as client:
             kubernetes.client.CustomObjectsApi(client).patch_namespaced_custom_object_status(
                 GROUP, VERSION, self.namespace, PLURAL, self.name,
                 {"status": merge_patch(old, status)},
             )  # fmt: skip
         self._status = (self._version, status)
+        metrics.REBALANCE_STATES.record(self.namespace, self.name, state, status)
 
     def clear_annotation(self) -> None:
         import kubernetes

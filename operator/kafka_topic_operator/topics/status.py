@@ -27,6 +27,23 @@ PARTITION_TABLE_LIMIT = 50  # larger topics get counts only: status must stay sm
 # between them as the controller acts, without a reconcile. Any other reason is the
 # reconcile's or the finalizer's to set.
 FOLLOWED_REASONS = frozenset({"Created", "PartitionsOffline"})
+# Beside Ready, the abnormal-true conditions kstatus (and so Flux, kpt, cli-utils) reads:
+# Reconciling while the operator or Kafka's controller is still acting on the spec, Stalled
+# while nothing will change until someone fixes the spec, the cluster or another writer's data.
+RECONCILING_REASONS = frozenset(
+    {"Reconciling", "ReassignmentInProgress", "BrokersUnavailable", "DeletionInProgress"}
+)
+STALLED_REASONS = frozenset(
+    {
+        "InvalidSpec",
+        "Conflict",
+        "NotSupported",
+        "UnreadableZNode",
+        "PartitionsOffline",
+        "DeletionIneligible",
+        "DeletionDisabled",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +72,7 @@ def topic_status(
     the resource has created or taken over the topic it names."""
     status: dict[str, Any] = {
         "observedGeneration": generation,
-        "conditions": [
-            {
-                "type": "Ready",
-                "status": condition.status,
-                "reason": condition.reason,
-                "message": condition.message,
-                "observedGeneration": generation,
-            }
-        ],
+        "conditions": conditions(condition, generation),
     }
     if topic_name is not None:
         status["topicName"] = topic_name
@@ -72,6 +81,26 @@ def topic_status(
     if snapshot is not None and topic is not None:
         status.update(_topic_fields(snapshot, topic))
     return status
+
+
+def conditions(ready: Condition, generation: int) -> list[dict[str, Any]]:
+    """Ready first (metrics and printer columns read it there), then Reconciling or Stalled
+    when the reason calls for one."""
+    found = [("Ready", ready.status)]
+    if ready.reason in RECONCILING_REASONS:
+        found.append(("Reconciling", "True"))
+    elif ready.reason in STALLED_REASONS:
+        found.append(("Stalled", "True"))
+    return [
+        {
+            "type": kind,
+            "status": status,
+            "reason": ready.reason,
+            "message": ready.message,
+            "observedGeneration": generation,
+        }
+        for kind, status in found
+    ]
 
 
 def ready_condition(

@@ -100,11 +100,23 @@ def auto_approved(annotations: Mapping[str, str]) -> bool:
     return annotations.get(AUTO_APPROVAL, "").strip().lower() == "true"
 
 
-def condition(state: State, reason: str, message: str, now: str) -> dict[str, str]:
-    return {
-        "type": str(state),
-        "status": "True",
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": now,
-    }
+# kstatus' abnormal-true conditions beside the state's own: Reconciling while the operator
+# plans or moves replicas, Stalled while nothing happens until someone changes the spec or the
+# cluster. ProposalReady waits on a person, so neither: a GitOps tool's wait ends there.
+RECONCILING_STATES = frozenset({State.PENDING_PROPOSAL, State.REBALANCING})
+STALLED_STATES = frozenset({State.NOT_READY})
+
+
+def conditions(state: State, reason: str, message: str, now: str) -> list[dict[str, str]]:
+    """The state's condition first (the printer column and `current_state` read it), then
+    Reconciling or Stalled when the state calls for one."""
+    kinds = [str(state)]
+    if state in RECONCILING_STATES:
+        kinds.append("Reconciling")
+    elif state in STALLED_STATES:
+        kinds.append("Stalled")
+    return [
+        {"type": kind, "status": "True", "reason": reason, "message": message,
+         "lastTransitionTime": now}
+        for kind in kinds
+    ]  # fmt: skip
