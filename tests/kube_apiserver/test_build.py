@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kto_dev import go_build
 from kto_dev.kube_apiserver import build as kube_build
 from kto_dev.kube_apiserver.build import (
     ETCD_VERSION,
@@ -70,7 +71,7 @@ def test_a_second_build_builds_nothing(
     before = stamp.stat().st_mtime_ns
     # Without Go on PATH a build would fail at once: the cached binaries are all it may use.
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(kube_build, "GO_INSTALL", Path("/nonexistent/go"))
+    monkeypatch.setattr(go_build, "GO_INSTALL", Path("/nonexistent/go"))
     assert kube_build.build() == kube_binaries
     assert stamp.stat().st_mtime_ns == before
 
@@ -82,6 +83,6 @@ def test_a_missing_build_is_named_with_the_command_that_makes_it(
     with pytest.raises(kube_build.KubeApiServerBuildError, match="run `make kube-apiserver`"):
         kube_build.require_binaries()
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(kube_build, "GO_INSTALL", tmp_path / "go" / "bin" / "go")
+    monkeypatch.setattr(go_build, "GO_INSTALL", tmp_path / "go" / "bin" / "go")
     with pytest.raises(kube_build.KubeApiServerBuildError, match="Go toolchain"):
         kube_build.build()

@@ -16,30 +16,26 @@ Go's own module and build caches make a rebuild after a version bump cheaper sti
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from kto_dev import go_build
 
 # The one place the versions are pinned. Kubernetes is the minor release of the kubectl the
 # project fetches (scripts/fetch-k8s-binaries.sh: 1.33.9, whose staging modules the module proxy
 # here refuses; 1.33.5's it serves); etcd is the 3.5 line Kubernetes 1.33 is released with.
 KUBERNETES_VERSION = "1.33.5"
 ETCD_VERSION = "3.5.21"
+GO_REQUIREMENT = "go 1.24 or newer"
 
-COMPLETE = ".complete"
+COMPLETE = go_build.COMPLETE
+is_complete = go_build.is_complete
 
 
-class KubeApiServerBuildError(RuntimeError):
+class KubeApiServerBuildError(go_build.GoBuildError):
     """The binaries are missing or could not be built; the message says what to do."""
 
 
@@ -50,11 +46,7 @@ class Binaries:
 
 
 def cache_root() -> Path:
-    configured = os.environ.get("KTO_KUBE_CACHE")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafka-topic-operator" / "kube-apiserver"
+    return go_build.cache_root("KTO_KUBE_CACHE", "kube-apiserver")
 
 
 def install_dir(kubernetes: str = KUBERNETES_VERSION, etcd: str = ETCD_VERSION) -> Path:
@@ -63,10 +55,6 @@ def install_dir(kubernetes: str = KUBERNETES_VERSION, etcd: str = ETCD_VERSION) 
 
 def binaries_in(folder: Path) -> Binaries:
     return Binaries(folder / "kube-apiserver", folder / "etcd")
-
-
-def is_complete(folder: Path) -> bool:
-    return (folder / COMPLETE).exists()
 
 
 def require_binaries() -> Binaries:
@@ -130,33 +118,8 @@ def version_ldflags(kubernetes: str) -> str:
     return f"-s -w {stamps}"
 
 
-# Where Go's own installer puts it, for a shell whose PATH was never told.
-GO_INSTALL = Path("/usr/local/go/bin/go")
-
-
-def _go() -> str:
-    go = shutil.which("go") or (str(GO_INSTALL) if GO_INSTALL.exists() else None)
-    if go is None:
-        raise KubeApiServerBuildError(
-            "the Go toolchain (go 1.24 or newer) was not found on PATH or in /usr/local/go: "
-            "install Go"
-        )
-    return go
-
-
-def _go_env() -> dict[str, str]:
-    # The machine's own Go, never a toolchain download; modules and build cache stay Go's own.
-    return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false -mod=mod"}
-
-
 def _run(args: list[str], cwd: Path, what: str) -> str:
-    done = subprocess.run(args, cwd=cwd, env=_go_env(), capture_output=True, text=True)
-    if done.returncode != 0:
-        raise KubeApiServerBuildError(
-            f"{what} failed (exit {done.returncode}): {' '.join(args)}\n"
-            + (done.stderr or done.stdout).strip()[-2000:]
-        )
-    return done.stdout
+    return go_build.run(args, cwd, what, error=KubeApiServerBuildError)
 
 
 def _kubernetes_go_mod(go: str, kubernetes: str, cwd: Path) -> str:
@@ -190,61 +153,26 @@ def _build_etcd(go: str, etcd: str, work: Path, output: Path) -> None:
          "building etcd")  # fmt: skip
 
 
-@contextlib.contextmanager
-def _exclusive(root: Path) -> Iterator[None]:
-    """One build at a time per machine: a second caller waits, then finds the work done."""
-    root.mkdir(parents=True, exist_ok=True)
-    with (root / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def build(kubernetes: str = KUBERNETES_VERSION, etcd: str = ETCD_VERSION) -> Binaries:
     """Builds what is missing; a second run finds the stamp and builds nothing."""
+
+    def make(go: str, work: Path, out: Path) -> dict[str, object]:
+        _build_etcd(go, etcd, work, out / "etcd")
+        _build_kube_apiserver(go, kubernetes, work, out / "kube-apiserver")
+        return {"kubernetes": kubernetes, "etcd": etcd}
+
     folder = install_dir(kubernetes, etcd)
-    if is_complete(folder):
-        return binaries_in(folder)
-    go = _go()
-    with _exclusive(cache_root()):
-        if is_complete(folder):
-            return binaries_in(folder)
-        # Into a fresh folder, renamed into place only once complete: an interrupted build
-        # leaves nothing that looks usable.
-        work = Path(tempfile.mkdtemp(prefix="build-", dir=cache_root()))
-        try:
-            started = time.monotonic()
-            out = work / "bin"
-            out.mkdir()
-            _build_etcd(go, etcd, work, out / "etcd")
-            _build_kube_apiserver(go, kubernetes, work, out / "kube-apiserver")
-            stamp = {"kubernetes": kubernetes, "etcd": etcd,
-                     "go": _run([go, "env", "GOVERSION"], work, "go env").strip(),
-                     "seconds": round(time.monotonic() - started)}  # fmt: skip
-            (out / COMPLETE).write_text(json.dumps(stamp) + "\n")
-            shutil.rmtree(folder, ignore_errors=True)
-            out.rename(folder)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    go_build.build_once(folder, cache_root(), GO_REQUIREMENT, make, KubeApiServerBuildError)
     return binaries_in(folder)
 
 
 def build_record(folder: Path | None = None) -> dict[str, object]:
     """What the stamp says: versions, the Go that built them, how long the build took."""
-    record: dict[str, object] = json.loads(((folder or install_dir()) / COMPLETE).read_text())
-    return record
+    return go_build.build_record(folder or install_dir())
 
 
 def main() -> int:
-    try:
-        binaries = build()
-    except KubeApiServerBuildError as e:
-        print(f"kto: {e}", file=sys.stderr)
-        return 1
-    print(binaries.kube_apiserver.parent)
-    return 0
+    return go_build.main(lambda: build().kube_apiserver.parent)
 
 
 if __name__ == "__main__":
