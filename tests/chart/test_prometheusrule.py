@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 from chart_testing import CHART, NAMESPACE, ensure_binaries, helm, of_kind, one, render
+from promql_names import exported_series, metric_names
 
-from kafka_topic_operator.k8s.metrics import PROGRESS_PHASES, every_family
+from kafka_topic_operator.k8s.metrics import PROGRESS_PHASES
 from kto_dev.promtool.build import build
 
 UNIT_TESTS = Path(__file__).parent / "promtool"
@@ -34,8 +35,6 @@ JOB = "kto-kafka-topic-operator-metrics"
 DEFAULT_SELECTOR = f'job="{JOB}", namespace="{NAMESPACE}"'
 # Prometheus' own per-target series, not the operator's.
 PROMETHEUS_SERIES = {"up"}
-PROMQL_KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring",
-                   "group_left", "group_right"}  # fmt: skip
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -244,46 +243,8 @@ def test_every_alert_has_a_firing_and_a_quiet_case() -> None:
 # The metrics the alerts read.
 
 
-def metric_names(expr: str) -> set[str]:
-    """The series names a PromQL expression reads: identifiers not followed by `(` (functions
-    and aggregations are), once strings, label matchers, label lists, range windows and offsets
-    are taken out, less PromQL's keywords."""
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', expr)
-    text = re.sub(r"\{[^}]*\}", "{}", text)
-    text = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
-    text = re.sub(r"\[[^\]]*\]", "[]", text)
-    text = re.sub(r"\boffset\s+\w+", " ", text)
-    names = re.findall(r"(?<![\w:.])[A-Za-z_:][\w:]*(?![\w:])(?!\s*\()", text)
-    return set(names) - PROMQL_KEYWORDS
-
-
-def exported_series() -> set[str]:
-    """Every series name the operator's registry exposes, with no sample needed: a counter's
-    `_total`, a histogram's `_bucket`, `_sum` and `_count`, a gauge's own name."""
-    suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
-    return {f.name + suffix for f in every_family() for suffix in suffixes[f.type]}
-
-
-@pytest.mark.parametrize(
-    ("expr", "names"),
-    [
-        ('max by (namespace, job) (kto_offline_partitions{job="a", namespace="b"}) > 0',
-         {"kto_offline_partitions"}),
-        ('sum by (job) (increase(kto_reconciles_total{result="error"}[5m])) > 0',
-         {"kto_reconciles_total"}),
-        ("a_metric > 1e3 and on (name) changes(b_metric[30m]) == 0 and c_metric offset 1h",
-         {"a_metric", "b_metric", "c_metric"}),
-        ('min(up{job="x"}) == 0 or absent(up{job="x"})', {"up"}),
-        ("histogram_quantile(0.99, sum by (le) (rate(kto_reconcile_duration_seconds_bucket[5m])))",
-         {"kto_reconcile_duration_seconds_bucket"}),
-    ],
-)  # fmt: skip
-def test_the_parser_reads_metric_names_out_of_promql(expr: str, names: set[str]) -> None:
-    assert metric_names(expr) == names
-
-
 def test_every_metric_an_alert_reads_is_one_the_operator_exports() -> None:
-    exported = exported_series()
+    exported = exported_series().keys()
     assert {"kto_reconciles_total", "kto_offline_partitions", "kto_rebalance_partitions",
             "kto_reconcile_duration_seconds_bucket"} <= exported  # fmt: skip
     read: set[str] = set()

@@ -664,6 +664,33 @@ def test_metrics_count_topics_by_reason(zk_chroot: str, tmp_path: Path) -> None:
         assert "kto_offline_partitions 0.0" in text
         assert "kto_reconcile_duration_seconds_count" in text
 
+        # What the status follower writes between reconciles counts too: a broker lost.
+        setup.apply("lonely", replicaAssignment=[[2]])
+        setup.apply("spread", replicaAssignment=[[0, 1, 2], [1, 2, 0]])
+        setup.ready("lonely")
+        setup.ready("spread")
+        setup.kill_broker(2)
+
+        def gauges(*wanted: str) -> Callable[[], str | None]:
+            def read() -> str | None:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    text: str = r.read().decode()
+                return text if all(f"\n{w}\n" in text for w in wanted) else None
+
+            return read
+
+        lost = ('kto_topics{reason="PartitionsOffline"} 1.0', "kto_offline_partitions 1.0",
+                "kto_under_replicated_partitions 2.0")  # fmt: skip
+        eventually(gauges(*lost), "the lost broker", timeout=30)
+        setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "lonely")
+        text = eventually(gauges("kto_deletions_waiting 1.0"), "the deletion waiting", timeout=30)
+        waited = re.search(r"\nkto_deletion_wait_seconds_max (\S+)\n", text)
+        assert waited is not None and 0 < float(waited.group(1)) < 60, text
+        setup.start_broker(2)
+        eventually(gauges("kto_deletions_waiting 0.0", "kto_deletion_wait_seconds_max 0.0",
+                          "kto_offline_partitions 0.0", "kto_under_replicated_partitions 0.0"),
+                   "all back", timeout=60)  # fmt: skip
+
 
 def test_drift_is_reverted_or_reported(zk_chroot: str, tmp_path: Path) -> None:
     from kafka_topic_operator.zk import admin

@@ -239,17 +239,20 @@ def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
     finally:
         metrics.RECONCILES.labels(result).inc()
         metrics.RECONCILE_SECONDS.observe(time.monotonic() - started)
-        resource = f"{call.namespace}/{call.name}"
         if deleting and result == "ok":
-            metrics.STATES.forget(resource)
+            metrics.STATES.forget(f"{call.namespace}/{call.name}")
         else:
             current = {**call.status, **dict(call.patch.status or {})}
-            conditions = current.get("conditions") or [{}]
-            counts = current.get("partitionCounts") or {}
-            metrics.STATES.record(resource, str(conditions[0].get("reason", "")),
-                                  int(counts.get("offline", 0)),
-                                  int(counts.get("underReplicated", 0)),
-                                  call.meta.get("deletionTimestamp"))  # fmt: skip
+            _record(call.namespace or "", call.name, current, call.meta)
+
+
+def _record(namespace: str, name: str, status: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+    """The gauges' view of a resource, as its status now says."""
+    conditions = status.get("conditions") or [{}]
+    counts = status.get("partitionCounts") or {}
+    metrics.STATES.record(f"{namespace}/{name}", str(conditions[0].get("reason", "")),
+                          int(counts.get("offline", 0)), int(counts.get("underReplicated", 0)),
+                          meta.get("deletionTimestamp"))  # fmt: skip
 
 
 async def _reconcile(call: Call) -> None:
@@ -495,10 +498,11 @@ def refresh_statuses(rt: Runtime, snapshot: ClusterSnapshot, topics: Iterable[st
                 if new is None and _drifted(resource, topic):
                     new, said = _reconcile_drift(rt, name, resource, topic)
                 changes = None if new is None else _status_changes(resource["status"], new)
-                if changes is not None:
+                if new is not None and changes is not None:
                     # Conditional on the version read: a reconcile that wrote meanwhile wins.
                     version = resource["metadata"]["resourceVersion"]
                     _patch_status(api, namespace, name, changes, version)
+                    _record(namespace, name, new, resource["metadata"])
                 for kind, reason, message in said:  # a revert leaves status as it was
                     events.post(client, resource, kind, reason, message)
             except ApiException as e:
