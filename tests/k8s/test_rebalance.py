@@ -30,9 +30,29 @@ TOPICS = ("orders", "payments", "audit")
 
 
 @pytest.fixture
-def setup(zk_chroot: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Setup]:
-    with running(zk_chroot, tmp_path, api_server=getattr(request, "param", "emulator")) as s:
+def metrics_port() -> int:
+    from kto_dev.zookeeper_server import free_port
+
+    return free_port()
+
+
+@pytest.fixture
+def setup(
+    zk_chroot: str, tmp_path: Path, request: pytest.FixtureRequest, metrics_port: int
+) -> Iterator[Setup]:
+    api_server = getattr(request, "param", "emulator")
+    with running(zk_chroot, tmp_path, "--metrics-port", str(metrics_port),
+                 api_server=api_server) as s:  # fmt: skip
         yield s
+
+
+def served(port: int, *samples: str) -> str | None:
+    """The operator's /metrics once it serves every sample given (`name{labels} value`)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text: str = r.read().decode()
+    return text if all(f"\n{sample}\n" in text for sample in samples) else None
 
 
 def crowd(setup: Setup) -> None:
@@ -87,7 +107,7 @@ def annotate(setup: Setup, name: str, value: str) -> None:
 
 
 @on_both_api_servers
-def test_propose_approve_rebalance_ready(setup: Setup) -> None:
+def test_propose_approve_rebalance_ready(setup: Setup, metrics_port: int) -> None:
     crowd(setup)
     before = assignment(setup)
     apply(setup, "even-out")
@@ -107,10 +127,17 @@ def test_propose_approve_rebalance_ready(setup: Setup) -> None:
     )
     assert plan.metadata.owner_references[0].name == "even-out"
     assert '"version":1' in plan.data["plan.json"]
+    moves = 'kto_rebalance_plan_moves{kind="%s",name="even-out",namespace="default"} %s'
+    eventually(lambda: served(metrics_port, 'kto_rebalances{state="ProposalReady"} 1.0',
+                              moves % ("replica", "12.0"), moves % ("leader", "6.0")),
+               "the proposal's metrics")  # fmt: skip
 
     annotate(setup, "even-out", "approve")
     done = wait_state(setup, "even-out", "Ready")
     capture(done)
+    eventually(lambda: served(metrics_port, 'kto_rebalances{state="Ready"} 1.0',
+                              'kto_rebalances{state="ProposalReady"} 0.0'),
+               "the finished rebalance's metrics")  # fmt: skip
     assert "kto.dev/rebalance" not in (done["metadata"].get("annotations") or {})
     after = assignment(setup)
     replicas = Counter(b for r in after.values() for b in r)

@@ -411,10 +411,13 @@ async def _report_unavailable(
     return {k: v for k, v in current.items() if v is not None}
 
 
+# The reconcile metric's result label while the cluster does not answer, by status reason.
+UNAVAILABLE_RESULTS = {"ZooKeeperUnavailable": "zookeeper_unavailable",
+                       "KafkaUnavailable": "kafka_unavailable"}  # fmt: skip
+
+
 def _unavailable_result(rt: Runtime) -> str:
-    """The reconcile metric's result label: zookeeper_unavailable, kafka_unavailable."""
-    reason = rt.backend.unavailable_reason.removesuffix("Unavailable")
-    return ("zookeeper" if reason == "ZooKeeper" else reason.lower()) + "_unavailable"
+    return UNAVAILABLE_RESULTS[rt.backend.unavailable_reason]
 
 
 def _patch_status(
@@ -664,7 +667,7 @@ def _delete(call: Call) -> None:
     if not backend.deletion_requested(desired.name):
         # On ZooKeeper a controller with delete.topic.enable=false removes the marker and keeps
         # the topic; on KRaft the brokers refuse the request.
-        if asked and isinstance(backend, ZooKeeperBackend):
+        if asked and backend.deletion_is_marked:
             _deletion_disabled(call, desired.name, "its deletion marker is gone: the controller")
         try:
             backend.delete_topic(desired.name)
@@ -673,7 +676,7 @@ def _delete(call: Call) -> None:
         except TopicDeletionDisabledException:
             _deletion_disabled(call, desired.name, "Kafka refused to delete it: the cluster")
         else:
-            said = "marked for deletion" if isinstance(backend, ZooKeeperBackend) else "deleted"
+            said = "marked for deletion" if backend.deletion_is_marked else "deleted"
             kopf.event(body, type="Normal", reason="DeletionStarted",
                        message=f"Topic '{desired.name}' {said}")  # fmt: skip
     snapshot = backend.read([desired.name], list_topics=False)

@@ -100,6 +100,10 @@ class KafkaAdminBackend:
     def unavailable_reason(self) -> str:
         return "KafkaUnavailable"
 
+    @property
+    def deletion_is_marked(self) -> bool:
+        return False
+
     def position(self) -> int:
         """The number of reads begun: a later read has a higher position."""
         with self._state:

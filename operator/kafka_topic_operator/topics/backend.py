@@ -52,6 +52,11 @@ class TopicBackend(Protocol):
     def unavailable_reason(self) -> str:
         """The status reason while it does not answer (ZooKeeperUnavailable, KafkaUnavailable)."""
 
+    @property
+    def deletion_is_marked(self) -> bool:
+        """Whether a deletion request is a marker Kafka's controller acts on when it can
+        (ZooKeeper's /admin/delete_topics), rather than done by the brokers at once (KRaft)."""
+
     def position(self) -> int:
         """A point in the cluster's history that later reads are at or after (ZooKeeper's last
         zxid seen); followers report changes after it."""

@@ -27,6 +27,10 @@ class ZooKeeperBackend:
     def unavailable_reason(self) -> str:
         return "ZooKeeperUnavailable"
 
+    @property
+    def deletion_is_marked(self) -> bool:
+        return True
+
     def position(self) -> int:
         return int(self.zk.raw.last_zxid)
 
