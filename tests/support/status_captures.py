@@ -41,6 +41,9 @@ def capture(obj: Mapping[str, Any] | None) -> None:
     found = normalized(obj)
     path = CAPTURED / f"{found['kind'].lower()}-{label(found)}.json"
     if os.environ.get(ENV) == "1":
+        # Checked only when writing: a machine named like a word in a message (a host called
+        # "orders") must not fail the end-to-end test that merely compares shapes.
+        _assert_nothing_of_the_machine(json.dumps(found))
         CAPTURED.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(found, sort_keys=True, indent=2) + "\n")
         return
@@ -79,9 +82,7 @@ def normalized(obj: Mapping[str, Any]) -> dict[str, Any]:
                              "metadata": metadata, "spec": obj.get("spec") or {}}  # fmt: skip
     if status:
         found["status"] = status
-    found = _without_machine_paths(found)
-    _assert_nothing_of_the_machine(json.dumps(found))
-    return found
+    return _without_machine_paths(found)
 
 
 def label(obj: Mapping[str, Any]) -> str:
