@@ -115,7 +115,7 @@ def test_every_alert_has_a_severity_the_extra_labels_and_what_to_do() -> None:
 
 
 def test_each_backend_gets_its_own_unreachable_alert() -> None:
-    # The operator exports both gauges, the one it does not use at 0.
+    # Each operator serves the gauge of its own kind of cluster only; each rule reads that one.
     zookeeper = alert_names(rule_of(*MODES["zookeeper"], *ENABLED))
     kraft = alert_names(rule_of(*MODES["kraft"], *ENABLED))
     assert zookeeper - kraft == {"KafkaTopicOperatorZooKeeperUnreachable"}
