@@ -243,16 +243,7 @@ def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
             metrics.STATES.forget(f"{call.namespace}/{call.name}")
         else:
             current = {**call.status, **dict(call.patch.status or {})}
-            _record(call.namespace or "", call.name, current, call.meta)
-
-
-def _record(namespace: str, name: str, status: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
-    """The gauges' view of a resource, as its status now says."""
-    conditions = status.get("conditions") or [{}]
-    counts = status.get("partitionCounts") or {}
-    metrics.STATES.record(f"{namespace}/{name}", str(conditions[0].get("reason", "")),
-                          int(counts.get("offline", 0)), int(counts.get("underReplicated", 0)),
-                          meta.get("deletionTimestamp"))  # fmt: skip
+            metrics.STATES.record_status(f"{call.namespace}/{call.name}", current, call.meta)
 
 
 async def _reconcile(call: Call) -> None:
@@ -411,13 +402,8 @@ async def _report_unavailable(
     return {k: v for k, v in current.items() if v is not None}
 
 
-# The reconcile metric's result label while the cluster does not answer, by status reason.
-UNAVAILABLE_RESULTS = {"ZooKeeperUnavailable": "zookeeper_unavailable",
-                       "KafkaUnavailable": "kafka_unavailable"}  # fmt: skip
-
-
 def _unavailable_result(rt: Runtime) -> str:
-    return UNAVAILABLE_RESULTS[rt.backend.unavailable_reason]
+    return metrics.UNAVAILABLE_RESULTS[rt.backend.unavailable_reason]
 
 
 def _patch_status(
@@ -505,7 +491,7 @@ def refresh_statuses(rt: Runtime, snapshot: ClusterSnapshot, topics: Iterable[st
                     # Conditional on the version read: a reconcile that wrote meanwhile wins.
                     version = resource["metadata"]["resourceVersion"]
                     _patch_status(api, namespace, name, changes, version)
-                    _record(namespace, name, new, resource["metadata"])
+                    metrics.STATES.record_status(f"{namespace}/{name}", new, resource["metadata"])
                 for kind, reason, message in said:  # a revert leaves status as it was
                     events.post(client, resource, kind, reason, message)
             except ApiException as e:

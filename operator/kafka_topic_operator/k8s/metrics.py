@@ -88,6 +88,9 @@ def every_family() -> list[Metric]:
 
 
 WAITING_REASONS = frozenset({"DeletionIneligible", "DeletionDisabled"})
+# kto_reconciles_total's result label while the cluster does not answer, by status reason.
+UNAVAILABLE_RESULTS = {"ZooKeeperUnavailable": "zookeeper_unavailable",
+                       "KafkaUnavailable": "kafka_unavailable"}  # fmt: skip
 
 
 class ResourceStates:
@@ -131,6 +134,20 @@ class ResourceStates:
                 self._waiting += 1
                 self._waiting_since[resource] = since if since is not None else self._clock()
             self._publish(reason)
+
+    def record_status(
+        self, resource: str, status: Mapping[str, Any], meta: Mapping[str, Any]
+    ) -> None:
+        """A KafkaTopic's record as its status (Ready first) and metadata now say."""
+        conditions = status.get("conditions") or [{}]
+        counts = status.get("partitionCounts") or {}
+        self.record(
+            resource,
+            str(conditions[0].get("reason", "")),
+            int(counts.get("offline", 0)),
+            int(counts.get("underReplicated", 0)),
+            meta.get("deletionTimestamp"),
+        )
 
     def longest_wait(self) -> float:
         """Seconds the longest-waiting deletion has waited; 0 when none waits."""
