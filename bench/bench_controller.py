@@ -2,12 +2,13 @@
 
 - creation: 2,000 topics x 12 partitions x RF 3 written as kafka-topics writes them, until every
   partition has its state znode with a leader and every topic its id. Anchor: raw kazoo multi-op
-  creates of as many znodes (pipelined transactions of 500). Target: ours >= 1/2 of the anchor.
+  creates of as many znodes (pipelined transactions of 500). Target: ours >= 0.7 of the anchor.
 - failover: a new controller rebuilding its context for 100,000 partitions. Anchor: raw kazoo
   asynchronous reads of the same topic and state znodes. Target: <= 2x the anchor, under 10 s.
 - broker failure: a broker leading 10,000 of 30,000 partitions dies; time until every one of
   them has a new leader and every ISR has shrunk. Anchor: raw kazoo multi-op rewrites of the same
-  state znodes. (Kafka 1.1 cut controlled shutdown of 10,000 partitions from 6.5 min to 3 s.)
+  state znodes. Target: <= 2x the anchor. (Kafka 1.1 cut controlled shutdown of 10,000
+  partitions from 6.5 min to 3 s.)
 
 Brokers are ephemeral `/brokers/ids/<id>` registrations held by this process (what a dev broker
 writes), so the figures are the controller's alone; each broker death is its session closing.
@@ -17,6 +18,7 @@ Times of our side end at the last written znode's mtime (ZooKeeper runs on this 
 from __future__ import annotations
 
 import logging
+import random
 import re
 import subprocess
 import sys
@@ -248,7 +250,7 @@ def bench_creation(server: ZooKeeperServer, work: Path) -> None:
         f"raw kazoo multi-op creates of {BATCH}, one "
         f"transaction at a time {sequential_rate:,.0f}/s (ratio "
         f"{ours_rate / sequential_rate:.2f}), pipelined {pipelined_rate:,.0f}/s (ratio "
-        f"{ours_rate / pipelined_rate:.2f}); target >= 0.50"
+        f"{ours_rate / pipelined_rate:.2f}); target >= 0.70 pipelined"
     )
 
 
@@ -330,8 +332,16 @@ def bench_broker_failure(server: ZooKeeperServer, work: Path) -> None:
     died = time.time()
     sessions.pop(0).stop()
 
+    # A sample first, every partition once the sample has moved: reading all 30,000 states
+    # every poll would load the ZooKeeper server and the cores the controller works on.
+    sample = random.Random(0).sample(everything, len(everything) // 100)
+
     def moved() -> bool:
-        return all(lai.leader != 0 and 0 not in lai.isr for _, lai in states(zk, everything))
+        return all(
+            lai.leader != 0 and 0 not in lai.isr
+            for partitions in (sample, everything)
+            for _, lai in states(zk, partitions)
+        )
 
     wait_until(moved, "new leaders and shrunk ISRs")
     ours = max(mtime for mtime, _ in states(zk, everything)) / 1000 - died
@@ -350,7 +360,7 @@ def bench_broker_failure(server: ZooKeeperServer, work: Path) -> None:
         f"controller broker failure: broker 0 led {len(led):,} of {len(everything):,} "
         f"partitions; new leaders and shrunk ISRs {ours:.2f} s after it died; raw kazoo "
         f"multi-op rewrite of the {len(changed):,} state znodes {rewrite:.2f} s; ratio "
-        f"{ours / rewrite:.2f}"
+        f"{ours / rewrite:.2f} (target <= 2)"
     )
 
 

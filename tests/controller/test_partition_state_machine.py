@@ -274,3 +274,32 @@ def test_startup_classifies_partitions_and_brings_new_ones_online(h: Harness) ->
                                       orphaned: P.ONLINE_PARTITION}  # fmt: skip
     written = h.read_state(orphaned)
     assert written is not None and written.leader_and_isr.leader == BROKER
+
+
+def test_election_reads_a_state_the_known_one_cannot_elect_from(h: Harness) -> None:
+    # The context's copy has only the dead broker 6 in the ISR; the leader had added broker 5
+    # since (Kafka reads the state before every election, so it elects 5).
+    h.assign(TP, 6, BROKER)
+    h.cache_state(TP, LeaderAndIsr(6, (6,)))
+    h.write_state(TP, LeaderAndIsr(6, (6, BROKER)))
+    h.ctx.partition_states[TP] = P.OFFLINE_PARTITION
+    result = h.partitions.handle_state_changes([TP], P.ONLINE_PARTITION, election.OfflineElection())
+    written = h.read_state(TP)
+    assert written is not None
+    assert (written.leader_and_isr.leader, written.leader_and_isr.isr) == (BROKER, (BROKER,))
+    assert result[TP] == written.leader_and_isr
+    assert h.ctx.partition_states[TP] is P.ONLINE_PARTITION
+
+
+def test_election_of_a_known_state_whose_znode_is_gone_fails_as_kafka_does(h: Harness) -> None:
+    h.cache_state(TP, LeaderAndIsr(-1, (BROKER,)))
+    h.zk.delete(znodes.topic_partition_state_path(TP))
+    h.ctx.partition_states[TP] = P.OFFLINE_PARTITION
+    result = h.partitions.handle_state_changes([TP], P.ONLINE_PARTITION, election.OfflineElection())
+    error = result[TP]
+    assert isinstance(error, StateChangeFailedException)
+    assert (
+        error.message
+        == "LeaderAndIsr information doesn't exist for partition t-0 in OfflinePartition state"
+    )
+    assert h.read_state(TP) is None

@@ -152,6 +152,20 @@ def test_offline_retries_a_conflicting_isr_write(h: Harness) -> None:
     assert (written.leader_and_isr.leader, written.leader_and_isr.isr) == (6, (6, 7))
 
 
+def test_offline_reads_a_state_known_without_the_replica_in_its_isr(h: Harness) -> None:
+    # The context's copy shows the ISR without the broker, but the leader had added it since:
+    # Kafka reads the state and removes it, so the copy cannot be trusted to skip the write.
+    h.add_brokers(6)
+    h.assign(TP, BROKER, 6)
+    h.cache_state(TP, LeaderAndIsr(6, (6,)))
+    h.write_state(TP, LeaderAndIsr(6, (6, BROKER)))
+    move(h, R.ONLINE_REPLICA, R.OFFLINE_REPLICA)
+    written = h.read_state(TP)
+    assert written is not None
+    assert (written.leader_and_isr.leader, written.leader_and_isr.isr) == (6, (6,))
+    assert h.ctx.leadership[TP] == written
+
+
 def test_offline_with_a_missing_state_znode_of_a_deleting_topic_is_skipped(h: Harness) -> None:
     h.ctx.leadership[TP] = h.ctx.leadership.get(TP) or _cached(LeaderAndIsr(BROKER, (BROKER,)))
     h.ctx.topics_to_be_deleted.add("t")
@@ -160,7 +174,8 @@ def test_offline_with_a_missing_state_znode_of_a_deleting_topic_is_skipped(h: Ha
 
 
 def test_offline_aborts_when_another_controller_wrote_the_state(h: Harness) -> None:
-    h.ctx.leadership[TP] = _cached(LeaderAndIsr(BROKER, (BROKER,)))
+    # This controller knows the state as it last read it; another one wrote over it since.
+    h.cache_state(TP, LeaderAndIsr(BROKER, (BROKER,)))
     h.write_state(TP, LeaderAndIsr(BROKER, (BROKER,)), epoch=CONTROLLER_EPOCH + 1)
     move(h, R.ONLINE_REPLICA, R.OFFLINE_REPLICA)
     assert h.ctx.replica_states[REPLICA] is R.ONLINE_REPLICA

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.controller.zk_reads import read_partition_states
+from kafka_topic_operator.controller.zk_reads import known_or_read
 from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.errors import (
@@ -211,8 +211,10 @@ class PartitionStateMachine:
     ) -> ElectionOutcome:
         results: ElectionOutcome = {}
         remaining = list(partitions)
+        first = True
         while remaining:
-            remaining = self._elect_round(remaining, strategy, results)
+            remaining = self._elect_round(remaining, strategy, results, first)
+            first = False
         return results
 
     def _elect_round(
@@ -220,8 +222,17 @@ class PartitionStateMachine:
         partitions: Sequence[TopicPartition],
         strategy: election.ElectionStrategy,
         results: ElectionOutcome,
+        first: bool,
     ) -> list[TopicPartition]:
-        reads = read_partition_states(self.zk, partitions)
+        # The first round starts from the states the context knows (of this controller's epoch
+        # or older); a round after a conflict reads them all, as Kafka's does. What the known
+        # states cannot elect a leader from is read too: the ISR may have grown since.
+        reads, known = known_or_read(
+            self.zk,
+            self.ctx.leadership if first else {},
+            partitions,
+            lambda s: s.controller_epoch <= self.ctx.epoch,
+        )
         for tp in [*reads.missing, *reads.malformed]:
             results[tp] = StateChangeFailedException(
                 f"LeaderAndIsr information doesn't exist for partition {tp} in "
@@ -241,9 +252,12 @@ class PartitionStateMachine:
         elected = self._run_strategy(current, strategy)
         updates: dict[TopicPartition, LeaderAndIsr] = {}
         recipients: dict[TopicPartition, tuple[int, ...]] = {}
+        unelected: list[TopicPartition] = []
         for result in elected:
             tp = result.topic_partition
-            if result.leader_and_isr is None:
+            if result.leader_and_isr is None and tp in known:
+                unelected.append(tp)
+            elif result.leader_and_isr is None:
                 results[tp] = StateChangeFailedException(
                     f"Failed to elect leader for partition {tp} under strategy "
                     f"{election.strategy_name(strategy)}"
@@ -252,7 +266,7 @@ class PartitionStateMachine:
                 updates[tp] = result.leader_and_isr
                 recipients[tp] = result.live_replicas
         if not updates:
-            return []
+            return unelected
         outcome = self.writer.update_leader_and_isr(updates, self.ctx.epoch)
         self.ctx.written_this_event.update(outcome.updated)
         for tp, lai in outcome.updated.items():
@@ -264,8 +278,9 @@ class PartitionStateMachine:
                     recipients[tp], tp, leadership, assignment, is_new=False
                 )
             results[tp] = lai
+        again = outcome.to_read_again(known)
         results.update(outcome.failed)
-        return outcome.bad_version
+        return [*unelected, *again]
 
     def _run_strategy(
         self, current: Mapping[TopicPartition, LeaderAndIsr], strategy: election.ElectionStrategy

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.request_batch import RequestBatch
-from kafka_topic_operator.controller.zk_reads import read_partition_states
+from kafka_topic_operator.controller.zk_reads import known_or_read
 from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka.errors import ControllerMovedException, StateChangeFailedException
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
@@ -203,8 +203,18 @@ class ReplicaStateMachine:
             else:
                 remaining.append(tp)
         shrunk = 0
+        # The first round writes from the states the context knows to hold the replica in
+        # their ISR (the others are read: one Kafka would find holding it must not be skipped);
+        # a round after a conflict reads them all, as Kafka's does.
+        known_states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch] = self.ctx.leadership
         while remaining:
-            reads = read_partition_states(self.zk, remaining)
+            reads, known = known_or_read(
+                self.zk,
+                known_states,
+                remaining,
+                lambda s: broker in s.leader_and_isr.isr and s.controller_epoch <= self.ctx.epoch,
+            )
+            known_states = {}
             for tp in [*reads.missing, *reads.malformed]:
                 if tp.topic not in self.ctx.topics_to_be_deleted:
                     self._failed(
@@ -239,6 +249,7 @@ class ReplicaStateMachine:
             if not updates:
                 break
             outcome = self.writer.update_leader_and_isr(updates, self.ctx.epoch)
+            again = outcome.to_read_again(known)
             for tp, lai in outcome.updated.items():
                 leadership = LeaderIsrAndControllerEpoch(lai, self.ctx.epoch)
                 self.ctx.leadership[tp] = leadership
@@ -254,7 +265,7 @@ class ReplicaStateMachine:
             shrunk += len(outcome.updated)
             for tp, error in outcome.failed.items():
                 self._failed(PartitionAndReplica(tp, broker), _R.OFFLINE_REPLICA, error)
-            remaining = outcome.bad_version
+            remaining = again
         if shrunk:
             log.info(
                 "%sRemoved replica %d from the ISR of %d partitions", self._prefix, broker, shrunk

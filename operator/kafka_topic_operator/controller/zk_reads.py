@@ -5,7 +5,7 @@ getTopicPartitionStates); its writes all go through `zk_writer`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeVar
 
@@ -53,6 +53,37 @@ def read_partition_states(zk: ZkClient, partitions: Iterable[TopicPartition]) ->
         except znodes.ZNodeDataError as e:
             out.malformed[tp] = e
     return out
+
+
+def known_or_read(
+    zk: ZkClient,
+    known: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
+    partitions: Iterable[TopicPartition],
+    usable: Callable[[LeaderIsrAndControllerEpoch], bool] = lambda _state: True,
+) -> tuple[StateReads, set[TopicPartition]]:
+    """The states as this controller last read or wrote them (`known`, where `usable`), the
+    others read from ZooKeeper; and which partitions the context answered for.
+
+    Kafka reads every state before it writes one. A state from the context carries the version
+    it was read or written at, and the write made from it is conditional on that version: if the
+    state changed since, the write fails with BadVersion (or NoNode) and the caller reads it, as
+    Kafka's retry does. The writes are Kafka's; only reads that would find what is known are
+    saved (a broker failure's 30,000)."""
+    out = StateReads()
+    answered: set[TopicPartition] = set()
+    unknown = []
+    for tp in partitions:
+        state = known.get(tp)
+        if state is not None and usable(state):
+            out.states[tp] = state
+            answered.add(tp)
+        else:
+            unknown.append(tp)
+    if unknown:
+        read = read_partition_states(zk, unknown)
+        out.states.update(read.states)
+        out.missing, out.malformed = read.missing, read.malformed
+    return out, answered
 
 
 def read_topic_configs(zk: ZkClient, topics: Iterable[str]) -> dict[str, Mapping[str, str]]:

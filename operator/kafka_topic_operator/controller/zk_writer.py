@@ -57,6 +57,15 @@ class UpdateResults:
     bad_version: list[TopicPartition] = field(default_factory=list)
     failed: dict[TopicPartition, Exception] = field(default_factory=dict)
 
+    def to_read_again(self, known: set[TopicPartition]) -> list[TopicPartition]:
+        """What the next round reads and tries again: states whose version moved, and states
+        written from the context's copy that are gone (read, they fail as Kafka fails a
+        missing state)."""
+        gone = sorted(tp for tp in known if isinstance(self.failed.get(tp), NoNodeError))
+        for tp in gone:
+            del self.failed[tp]
+        return [*self.bad_version, *gone]
+
 
 class ControllerZkWriter:
     def __init__(self, zk: ZkClient, ctx: ControllerContext) -> None:
