@@ -3,6 +3,9 @@ spec turns into in Kafka's layout, and what is refused without writing anything.
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from invalid_specs import INVALID
 from kto_testing import eventually
 
@@ -26,7 +29,9 @@ def config(cluster: Cluster, topic: str) -> dict[str, str]:
     return znodes.decode_config(node.path, node.data)
 
 
-def test_create_grow_configure_and_raise_the_replication_factor(cluster: Cluster) -> None:
+def test_create_grow_configure_and_raise_the_replication_factor(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for broker in (0, 1, 2):
         cluster.start_broker(broker, rack=f"rack-{broker}")
     cluster.start_controller()
@@ -46,7 +51,19 @@ def test_create_grow_configure_and_raise_the_replication_factor(cluster: Cluster
     assert changes and all(c.startswith(znodes.CONFIG_CHANGE_PREFIX) for c in changes)
 
     raised = {**grown, "replicas": 3}
+    # The reassignment names the replicas it was planned from (a KRaft backend refuses it if
+    # they changed meanwhile).
+    read = assignment(cluster, "orders")
+    sent = cluster.backend.reassign
+    seen: list[object] = []
+
+    def reassign(targets: Any, expected: Any = None) -> None:
+        seen.append(expected)
+        sent(targets, expected=expected)
+
+    monkeypatch.setattr(cluster.backend, "reassign", reassign)
     reconcile_topic(cluster.backend, "orders", raised, managed_topic="orders")
+    assert seen == [{TopicPartition("orders", p): list(r) for p, r in read.items()}]
     eventually(
         lambda: (
             all(len(r) == 3 for r in assignment(cluster, "orders").values())

@@ -321,6 +321,16 @@ def test_a_reassignment_in_progress_then_finished_then_the_preferred_leader_elec
     assert finished.assignment == ReplicaAssignment((1, 0))
     assert finished.leader == 0  # the leader stays where it was: not the preferred replica
     assert done.pending_reassignments == {} and done.topics["moving"].being_reassigned == ()
+    # Planned from a read taken before the move ended: refused, and nothing is moved back.
+    with pytest.raises(
+        ReassignmentInProgressException,
+        match=r"^The replicas of moving-0 changed since they were read: a partition "
+        r"reassignment ended meanwhile\.$",
+    ):
+        backend.reassign({tp: [0]}, expected={tp: [0], TopicPartition("moving", 1): [1]})
+    assert backend.list_reassignments() == {}
+    unmoved = backend.read(["moving"], list_topics=False).topics["moving"].partitions[0]
+    assert unmoved.assignment == ReplicaAssignment((1, 0))
 
     assert backend.elect_preferred([tp, TopicPartition("moving", 1)]) == {
         tp: None,

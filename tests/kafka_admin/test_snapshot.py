@@ -20,6 +20,8 @@ from kafka_topic_operator.kafka_admin.snapshot import (
     kafka_topic_id,
     live_brokers,
     quorum_leader,
+    reassignments_around,
+    replicas_changed,
     topic_fingerprint,
 )
 
@@ -184,6 +186,37 @@ def test_a_reassignment_in_progress() -> None:
     assert snapshot(reassignments={}).topics["orders"].partitions[2].assignment == (
         ReplicaAssignment((1, 2, 0))
     )
+
+
+def test_a_reassignment_either_listing_names_is_read_as_in_progress() -> None:
+    """Listed before DescribeTopics and ended before the second listing: the metadata may
+    still show every replica, which must not read as replication factor 3."""
+    ended = snapshot(reassignments=reassignments_around(REASSIGNMENTS, {}))
+    assert ended.topics["orders"].being_reassigned == (2,)
+    assert ended.topics["orders"].partitions[2].assignment.target_replicas == (1, 2)
+    began = snapshot(reassignments=reassignments_around({}, REASSIGNMENTS))
+    assert began.topics["orders"].being_reassigned == (2,)
+    # Named by both: as the later listing has it.
+    later = {KafkaTopicPartition("orders", 2): {"replicas": [1, 2, 0], "adding_replicas": [],
+                                                "removing_replicas": [0]}}  # fmt: skip
+    both = snapshot(reassignments=reassignments_around(REASSIGNMENTS, later))
+    assert both.topics["orders"].partitions[2].assignment == ReplicaAssignment((1, 2, 0), (), (0,))
+    assert reassignments_around({}, {}) == {}
+
+
+def test_replicas_changed_since_a_read() -> None:
+    described = [ORDERS, topic("missing", [], topic_id=None, error=3)]
+    orders = TopicPartition("orders", 0)
+    assert replicas_changed(described, {orders: [0, 1]}) == []
+    assert replicas_changed(described, {orders: (0, 1)}) == []  # any sequence
+    assert replicas_changed(described, {orders: [1, 0]}) == [orders]  # the order counts
+    # Partition 2 as read in the middle of its reassignment, and since: ended.
+    ended = topic("orders", [partition(0, 0, [0, 1], [0, 1]), partition(2, 1, [1, 2], [1, 2])])
+    moved = TopicPartition("orders", 2)
+    assert replicas_changed([ended], {orders: [0, 1], moved: [1, 2, 0]}) == [moved]
+    # A partition or topic gone counts as changed.
+    gone = [TopicPartition("orders", 9), TopicPartition("missing", 0)]
+    assert replicas_changed(described, {tp: [0] for tp in gone}) == sorted(gone)
 
 
 def test_an_offline_leader_and_a_fenced_brokers_replicas() -> None:

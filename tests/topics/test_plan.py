@@ -209,7 +209,7 @@ def test_raising_prefers_a_rack_the_partition_does_not_use() -> None:
 def test_an_explicit_placement_change_is_a_reassignment_of_the_changed_partitions() -> None:
     wanted = desired(partitions=2, assignment={0: (0, 1), 1: (2, 0)})
     (reassign,) = plan(wanted, actual((0, 1), (1, 2)), brokers(0, 1, 2)).actions
-    assert reassign == Reassign({1: (2, 0)}, moves=1)
+    assert reassign == Reassign({1: (2, 0)}, moves=1, before={1: (1, 2)})
     assert blocked(plan(replace(wanted, assignment={0: (0, 1), 1: (5, 0)}),
                         actual((0, 1), (1, 2)), brokers(0, 1, 2)))[0] is (
         Reason.BROKERS_UNAVAILABLE)  # fmt: skip
@@ -250,7 +250,7 @@ def test_each_action_is_announced_as_an_event_says_it() -> None:
     assert announcement("orders", AddPartitions({2: (0, 1), 3: (1, 2)})) == (
         "PartitionsAdded", "Topic 'orders': 2 partitions added",
     )  # fmt: skip
-    assert announcement("orders", Reassign({0: (0, 1, 2)}, 1)) == (
+    assert announcement("orders", Reassign({0: (0, 1, 2)}, 1, {0: (0, 1)})) == (
         "ReplicasChanged", "Topic 'orders': replicas of 1 partitions changing, 1 placed anew",
     )  # fmt: skip
     assert announcement("orders", ChangeConfig({"retention.ms": "1000"})) == (

@@ -51,6 +51,8 @@ from kafka_topic_operator.kafka_admin.follow import (
 from kafka_topic_operator.kafka_admin.snapshot import (
     cluster_snapshot,
     dynamic_topic_config,
+    reassignments_around,
+    replicas_changed,
     topic_fingerprint,
 )
 from kafka_topic_operator.topics.backend import Changed, StatusFollowing, TopicBackend
@@ -196,10 +198,17 @@ class KafkaAdminBackend:
             if error is not None:
                 raise error
 
-    def reassign(self, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
+    def reassign(
+        self,
+        targets: Mapping[TopicPartition, Sequence[int]],
+        expected: Mapping[TopicPartition, Sequence[int]] | None = None,
+    ) -> None:
         """AlterPartitionReassignments. KRaft would replace a reassignment in progress with
         the new target; like the ZooKeeper backend this refuses instead, so one is never cut
-        short."""
+        short. With `expected`, it also refuses when a partition's replicas are no longer
+        those the targets were planned from: a reassignment that ended (or began and ended)
+        since they were read would otherwise be undone, or a read that caught one in the middle
+        would be taken for the topic's replication factor."""
         if not targets:
             return
         asked = {KafkaTopicPartition(tp.topic, tp.partition): list(r) for tp, r in targets.items()}
@@ -213,6 +222,13 @@ class KafkaAdminBackend:
                     if len(topics) == 1
                     else "There is an existing assignment running."
                 )
+            if expected:
+                described = admin.describe_topics(sorted({tp.topic for tp in expected}))
+                if changed := replicas_changed(described, expected):
+                    raise ReassignmentInProgressException(
+                        f"The replicas of {', '.join(map(str, changed))} changed since they were "
+                        "read: a partition reassignment ended meanwhile."
+                    )
             result: dict[Any, Any] = admin.alter_partition_reassignments(
                 asked, timeout_ms=self._operation_ms
             )
@@ -491,6 +507,7 @@ class KafkaAdminBackend:
             quorum = None
             problems.append(f"the metadata quorum cannot be described: {e}")
         cluster = admin.describe_cluster()
+        before = admin.list_partition_reassignments(timeout_ms=self._operation_ms)
         if list_topics:
             described = admin.describe_topics(None)
         elif named:
@@ -501,7 +518,8 @@ class KafkaAdminBackend:
         present = sorted(
             t["name"] for t in described if t["name"] in wanted and not t.get("error_code")
         )
-        reassignments = admin.list_partition_reassignments(timeout_ms=self._operation_ms)
+        after = admin.list_partition_reassignments(timeout_ms=self._operation_ms)
+        reassignments = reassignments_around(before, after)
         configs = self._topic_configs(admin, present)
         # A broker whose metadata lags the one that described the topics does not know a
         # topic just created: ask once more for those it gave nothing about.

@@ -144,6 +144,32 @@ def _reassignments_by_partition(
     return by_partition
 
 
+def reassignments_around(before: Reassignments, after: Reassignments) -> dict[Any, Any]:
+    """The reassignments to read topics with, from ListPartitionReassignments asked before and
+    after DescribeTopics. The two are not one read: a reassignment ending between them leaves
+    the described replicas the union of old and new with nothing listed, which reads as a
+    larger replication factor (and one starting between them, the old replicas as if nothing
+    moved). A partition either listing names is taken as being reassigned, as the later one
+    has it where both do: the next read sees it ended."""
+    return {**before, **after}
+
+
+def replicas_changed(
+    described: Iterable[Mapping[str, Any]], expected: Mapping[TopicPartition, Sequence[int]]
+) -> list[TopicPartition]:
+    """The partitions of `expected` whose replicas describe_topics() shows otherwise (gone
+    ones included)."""
+    now = {
+        TopicPartition(str(t["name"]), int(p["partition_index"])): list(
+            p.get("replica_nodes") or ()
+        )
+        for t in described
+        if not t.get("error_code")
+        for p in t.get("partitions") or ()
+    }
+    return sorted(tp for tp, replicas in expected.items() if now.get(tp) != list(replicas))
+
+
 def cluster_snapshot(
     *,
     cluster: Mapping[str, Any],

@@ -32,5 +32,8 @@ def apply_actions(backend: TopicBackend, topic: str, actions: Iterable[Action]) 
                 backend.change_config(topic, config)
             case AddPartitions(new=new):
                 backend.add_partitions(topic, new)
-            case Reassign(targets=targets):
-                backend.reassign({TopicPartition(topic, p): list(r) for p, r in targets.items()})
+            case Reassign(targets=targets, before=before):
+                backend.reassign(
+                    {TopicPartition(topic, p): list(r) for p, r in targets.items()},
+                    expected={TopicPartition(topic, p): list(r) for p, r in before.items()},
+                )

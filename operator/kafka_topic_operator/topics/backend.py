@@ -83,8 +83,13 @@ class TopicBackend(Protocol):
 
     def add_partitions(self, topic: str, new: Mapping[int, Sequence[int]]) -> None: ...
 
-    def reassign(self, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
-        """Raises ReassignmentInProgressException where one is in progress already."""
+    def reassign(
+        self,
+        targets: Mapping[TopicPartition, Sequence[int]],
+        expected: Mapping[TopicPartition, Sequence[int]] | None = None,
+    ) -> None:
+        """Raises ReassignmentInProgressException where one is in progress already, or where a
+        partition's replicas are no longer the `expected` ones the targets were planned from."""
 
     def delete_topic(self, topic: str) -> None:
         """Requests the deletion. Raises UnknownTopicOrPartitionException,

@@ -92,10 +92,12 @@ class AddPartitions:
 
 @dataclass(frozen=True, slots=True)
 class Reassign:
-    """Target replicas for the partitions that move; `moves` counts replicas placed anew."""
+    """Target replicas for the partitions that move; `moves` counts replicas placed anew;
+    `before` holds their replicas as the plan read them."""
 
     targets: Mapping[int, tuple[int, ...]]
     moves: int
+    before: Mapping[int, tuple[int, ...]]
 
 
 Action = CreateTopic | ChangeConfig | AddPartitions | Reassign
@@ -235,7 +237,7 @@ def _plan_update(
         if reassigning:
             return _reassignment_in_progress(desired, actions)
         moves = sum(len(set(t) - set(current[p])) for p, t in targets.items())
-        actions.append(Reassign(targets, moves))
+        actions.append(Reassign(targets, moves, {p: current[p] for p in targets}))
     if desired.partitions > len(current):
         added = _added_partitions(desired, current, cluster, rng)
         if isinstance(added, Plan):

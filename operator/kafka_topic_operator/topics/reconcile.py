@@ -33,6 +33,8 @@ from kafka_topic_operator.topics.plan import (
 )
 from kafka_topic_operator.topics.spec import DesiredTopic, ParsedSpec, RejectedSpec, parse_spec
 
+Moves = dict[TopicPartition, list[int]]  # replicas by partition, as a reassignment names them
+
 
 @dataclass(frozen=True, slots=True)
 class Request:
@@ -151,7 +153,7 @@ def _plan_and_apply(
     # znodes in one; on Kafka one CreateTopics request); every other change topic by topic, as
     # AdminZkClient makes it, except reassignments.
     created = backend.create_topics(creations)
-    reassigning: dict[int, tuple[str, dict[TopicPartition, list[int]]]] = {}
+    reassigning: dict[int, tuple[str, Moves, Moves]] = {}
     for i, name, step in steps:
         outcomes[i] = step
         if step.plan.blocked is not None or not step.plan.actions:
@@ -168,14 +170,15 @@ def _plan_and_apply(
         for action in rest:
             if isinstance(action, Reassign):
                 targets = {TopicPartition(name, p): list(r) for p, r in action.targets.items()}
-                reassigning[i] = (name, targets)
+                before = {TopicPartition(name, p): list(r) for p, r in action.before.items()}
+                reassigning[i] = (name, targets, before)
     if reassigning:
         _reassign_together(backend, reassigning, outcomes)
 
 
 def _reassign_together(
     backend: TopicBackend,
-    reassigning: Mapping[int, tuple[str, dict[TopicPartition, list[int]]]],
+    reassigning: Mapping[int, tuple[str, Moves, Moves]],
     outcomes: list[Step | Exception | None],
 ) -> None:
     """Every topic's reassignment in one /admin/reassign_partitions, as one run of
@@ -183,10 +186,11 @@ def _reassign_together(
     by topic, all but the first would wait for it to finish."""
     try:
         backend.reassign(
-            {tp: r for _, targets in reassigning.values() for tp, r in targets.items()}
+            {tp: r for _, targets, _ in reassigning.values() for tp, r in targets.items()},
+            expected={tp: r for _, _, before in reassigning.values() for tp, r in before.items()},
         )
     except ReassignmentInProgressException:
-        for i, (name, _) in reassigning.items():
+        for i, (name, _, _) in reassigning.items():
             outcomes[i] = ReassignmentInProgressException(
                 f"A partition reassignment is in progress for the topic '{name}'."
             )

@@ -55,7 +55,13 @@ class ZooKeeperBackend:
     def add_partitions(self, topic: str, new: Mapping[int, Sequence[int]]) -> None:
         admin.add_partitions(self.zk, topic, new)
 
-    def reassign(self, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
+    def reassign(
+        self,
+        targets: Mapping[TopicPartition, Sequence[int]],
+        expected: Mapping[TopicPartition, Sequence[int]] | None = None,
+    ) -> None:
+        # `expected` is not compared: a topic znode holds the adding and removing replicas with
+        # the replicas, so the plan's read is never torn (as a KRaft read of two requests is).
         admin.reassign_partitions(self.zk, targets)
 
     def delete_topic(self, topic: str) -> None:
