@@ -188,8 +188,10 @@ def test_a_fence_of_a_session_waits_out_a_dropped_connection(tmp_path: Path) -> 
     another session."""
     from kto_dev.zookeeper_server import ZooKeeperServer
 
-    with ZooKeeperServer(tmp_path / "zk") as server:
-        zk = ZkClient(server.connect_string, session_timeout=10.0)
+    # The restarted server gives the session its timeout to come back in: 30 s, not 10, since
+    # under the whole suite's load a restart and kazoo's reconnection have outlasted 10 s.
+    with ZooKeeperServer(tmp_path / "zk", max_session_timeout_ms=30_000) as server:
+        zk = ZkClient(server.connect_string, session_timeout=30.0)
         zk.start()
         try:
             zk.create("/controller_epoch", b"1")
@@ -198,7 +200,7 @@ def test_a_fence_of_a_session_waits_out_a_dropped_connection(tmp_path: Path) -> 
             written = threading.Thread(target=zk.multi, args=([Create("/written", b"x")], fence))
             written.start()
             server.start()
-            written.join(30)
+            written.join(90)  # kazoo waits for a handshake up to the session timeout
             assert not written.is_alive() and zk.exists("/written")
             with pytest.raises(ControllerMovedException, match=r"session .* has expired"):
                 zk.multi([Create("/late", b"x")], Fence(0, session=zk.session_id + 1))
