@@ -211,10 +211,12 @@ class PartitionStateMachine:
     ) -> ElectionOutcome:
         results: ElectionOutcome = {}
         remaining = list(partitions)
-        first = True
+        # The first round starts from the states the context knows (of this controller's epoch
+        # or older); a round after a conflict reads them all, as Kafka's does.
+        known_states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch] = self.ctx.leadership
         while remaining:
-            remaining = self._elect_round(remaining, strategy, results, first)
-            first = False
+            remaining = self._elect_round(remaining, strategy, results, known_states)
+            known_states = {}
         return results
 
     def _elect_round(
@@ -222,14 +224,13 @@ class PartitionStateMachine:
         partitions: Sequence[TopicPartition],
         strategy: election.ElectionStrategy,
         results: ElectionOutcome,
-        first: bool,
+        known_states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
     ) -> list[TopicPartition]:
-        # The first round starts from the states the context knows (of this controller's epoch
-        # or older); a round after a conflict reads them all, as Kafka's does. What the known
-        # states cannot elect a leader from is read too: the ISR may have grown since.
+        # What the known states cannot elect a leader from is read too: the ISR may have grown
+        # since.
         reads, known = known_or_read(
             self.zk,
-            self.ctx.leadership if first else {},
+            known_states,
             partitions,
             lambda s: s.controller_epoch <= self.ctx.epoch,
         )
