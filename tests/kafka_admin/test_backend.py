@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Producer
@@ -344,6 +345,56 @@ def test_a_reassignment_in_progress_then_finished_then_the_preferred_leader_elec
     )
     unknown = backend.elect_preferred([TopicPartition("nowhere", 0)])
     assert isinstance(unknown[TopicPartition("nowhere", 0)], UnknownTopicOrPartitionException)
+
+
+def test_a_finished_move_reads_as_moving_while_a_broker_shows_it_otherwise(
+    backend: KafkaAdminBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broker whose metadata lags the controller describes a move that has ended as if it
+    had not: replayed here by answering DescribeTopics as a broker did before the move (a real
+    lag of a few milliseconds cannot be timed). The backend remembers the move's target, so the
+    read says the partition is moving, and a replication factor change planned from the stale
+    replicas is refused: neither undoes the move."""
+    replay: list[Any] = []
+    last: dict[str, Any] = {}
+    real = KafkaAdminClient.describe_topics
+
+    def lagging(admin: KafkaAdminClient, topics: list[str] | None = None) -> Any:
+        answer = real(admin, topics)
+        if topics == ["drained"]:
+            if replay:
+                return replay[0]
+            last["drained"] = answer
+        return answer
+
+    monkeypatch.setattr(KafkaAdminClient, "describe_topics", lagging)
+    backend.create_topics([NewTopic("drained", {0: [0, 2]}, {})])
+    tp = TopicPartition("drained", 0)
+    read_until(backend, ["drained"], lambda s: "drained" in s.topics, "the topic")
+    replay.append(last["drained"])  # replicas [0, 2]: broker 2 is to be drained
+
+    backend.reassign({tp: [0, 1]})
+    eventually(lambda: backend.list_reassignments() == {}, "the move to end", 60)
+    lagged = read(backend, "drained")
+    assert lagged.pending_reassignments == {tp: (0, 1)}
+    assert lagged.topics["drained"].partitions[0].assignment == ReplicaAssignment(
+        (0, 1, 2), (1,), (2,)
+    )
+    with pytest.raises(
+        ReassignmentInProgressException,
+        match=r"^The replicas of drained-0 changed since they were read",
+    ):
+        backend.reassign({tp: [0]}, expected={tp: [0, 2]})  # as if planned from that read
+
+    replay.clear()  # the broker catches up
+    caught_up = read_until(
+        backend,
+        ["drained"],
+        lambda s: s.topics["drained"].partitions[0].replicas == (0, 1),
+        "the move's end in the metadata",
+    )
+    assert caught_up.pending_reassignments == {}
+    assert caught_up.topics["drained"].being_reassigned == ()
 
 
 def test_a_deleted_topic_is_gone_at_once(backend: KafkaAdminBackend) -> None:

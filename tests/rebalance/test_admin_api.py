@@ -332,6 +332,23 @@ def test_a_wait_polls_until_nothing_listed_and_ends_on_timeout_or_stop() -> None
     assert kafka.replicas[tp(0)] == (0, 3)
 
 
+def test_a_move_read_in_flight_but_listed_no_more_is_given_one_pause() -> None:
+    """The backend reads a move it knows of as in flight while the describing broker lags;
+    the controller lists it no more. The wait ends, after one pause (the next read would
+    otherwise ask at once), or at once when stopped."""
+    kafka = fake_kafka()
+    now = ex.ClusterNow({}, {}, frozenset({tp(0)}), election_pending=False)
+    began = time.monotonic()
+    assert AdminApiCluster(kafka, interval=0.2).wait_in_flight(now, 5.0) is True
+    assert time.monotonic() - began >= 0.2
+    assert sum(1 for c in kafka.calls if c[0] == "list") == 1
+    stop = threading.Event()
+    stop.set()
+    began = time.monotonic()
+    assert AdminApiCluster(kafka, stop=stop, interval=60.0).wait_in_flight(now, 30.0) is True
+    assert time.monotonic() - began < 10
+
+
 def test_a_refused_reassignment_is_not_a_batch_and_the_next_read_waits_for_the_other() -> None:
     kafka = fake_kafka()
     kafka.moving[tp(3)] = ((0, 1), 3)  # someone else's, of a partition the plan moves too

@@ -48,9 +48,11 @@ from kafka_topic_operator.kafka_admin.follow import (
     PollingStatusFollower,
     ReadHistory,
 )
+from kafka_topic_operator.kafka_admin.recent_moves import RecentMoves
 from kafka_topic_operator.kafka_admin.snapshot import (
     cluster_snapshot,
     dynamic_topic_config,
+    listed_targets,
     reassignments_around,
     replicas_changed,
     topic_fingerprint,
@@ -91,6 +93,7 @@ class KafkaAdminBackend:
         self._state = threading.Lock()  # the position and the reads remembered
         self._position = 0
         self._history = ReadHistory(REMEMBERED_READS)
+        self._moves = RecentMoves()  # under the client's lock
 
     # ---- TopicBackend ------------------------------------------------------------------------
 
@@ -118,10 +121,11 @@ class KafkaAdminBackend:
         list_topics: bool,
         expected: Expected | None = None,
     ) -> ClusterSnapshot:
-        """Five requests whatever is asked: the quorum (the active controller), the brokers,
-        the topics' metadata (every topic's with `list_topics`), the reassignments in progress
-        and the topics' configs. `expected` saves nothing here: Kafka answers each request in
-        full."""
+        """Six requests whatever is asked: the quorum (the active controller), the brokers,
+        the reassignments in progress before and after the topics' metadata (every topic's with
+        `list_topics`), and the topics' configs. A move this backend asked for or saw listed
+        that a broker does not yet show ended reads as in progress (`recent_moves`). `expected`
+        saves nothing here: Kafka answers each request in full."""
         del expected
         named = sorted(set(topics))
         return self._call(lambda admin: self._read(admin, named, list_topics), idempotent=True)
@@ -224,13 +228,20 @@ class KafkaAdminBackend:
                 )
             if expected:
                 described = admin.describe_topics(sorted({tp.topic for tp in expected}))
-                if changed := replicas_changed(described, expected):
+                unfinished = self._moves.unfinished(described, (), time.monotonic())
+                if changed := sorted(
+                    {*replicas_changed(described, expected), *(set(unfinished) & set(expected))}
+                ):
                     raise ReassignmentInProgressException(
                         f"The replicas of {', '.join(map(str, changed))} changed since they were "
                         "read: a partition reassignment ended meanwhile."
                     )
             result: dict[Any, Any] = admin.alter_partition_reassignments(
                 asked, timeout_ms=self._operation_ms
+            )
+            self._moves.saw(
+                {tp: r for tp, r in targets.items() if tp in result and result[tp] is None},
+                time.monotonic(),
             )
             return result
 
@@ -520,6 +531,10 @@ class KafkaAdminBackend:
         )
         after = admin.list_partition_reassignments(timeout_ms=self._operation_ms)
         reassignments = reassignments_around(before, after)
+        # A broker that has not yet seen a move end shows its old and new replicas together.
+        now = time.monotonic()
+        self._moves.saw(listed_targets(reassignments), now)
+        reassignments.update(self._moves.unfinished(described, reassignments, now))
         configs = self._topic_configs(admin, present)
         # A broker whose metadata lags the one that described the topics does not know a
         # topic just created: ask once more for those it gave nothing about.

@@ -154,6 +154,14 @@ def reassignments_around(before: Reassignments, after: Reassignments) -> dict[An
     return {**before, **after}
 
 
+def listed_targets(reassignments: Reassignments) -> dict[TopicPartition, tuple[int, ...]]:
+    """Each listed reassignment's target replicas."""
+    return {
+        tp: _assignment(r).target_replicas
+        for tp, r in _reassignments_by_partition(reassignments).items()
+    }
+
+
 def replicas_changed(
     described: Iterable[Mapping[str, Any]], expected: Mapping[TopicPartition, Sequence[int]]
 ) -> list[TopicPartition]:

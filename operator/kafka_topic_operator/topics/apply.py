@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kafka_topic_operator.kafka.new_topic import NewTopic
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.topics.backend import TopicBackend
 from kafka_topic_operator.topics.plan import (
     Action,
@@ -32,8 +31,6 @@ def apply_actions(backend: TopicBackend, topic: str, actions: Iterable[Action]) 
                 backend.change_config(topic, config)
             case AddPartitions(new=new):
                 backend.add_partitions(topic, new)
-            case Reassign(targets=targets, before=before):
-                backend.reassign(
-                    {TopicPartition(topic, p): list(r) for p, r in targets.items()},
-                    expected={TopicPartition(topic, p): list(r) for p, r in before.items()},
-                )
+            case Reassign():
+                targets, before = action.of_topic(topic)
+                backend.reassign(targets, expected=before)

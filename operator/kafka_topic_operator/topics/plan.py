@@ -32,7 +32,10 @@ from kafka_topic_operator.kafka.errors import (
     TopicExistsException,
 )
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.topics.spec import DesiredTopic, config_to_keep
+
+Moves = dict[TopicPartition, list[int]]  # replicas by partition, as a reassignment names them
 
 
 class Reason(Enum):
@@ -98,6 +101,13 @@ class Reassign:
     targets: Mapping[int, tuple[int, ...]]
     moves: int
     before: Mapping[int, tuple[int, ...]]
+
+    def of_topic(self, topic: str) -> tuple[Moves, Moves]:
+        """The targets and the replicas before, as a backend's `reassign` takes them."""
+        return (
+            {TopicPartition(topic, p): list(r) for p, r in self.targets.items()},
+            {TopicPartition(topic, p): list(r) for p, r in self.before.items()},
+        )
 
 
 Action = CreateTopic | ChangeConfig | AddPartitions | Reassign

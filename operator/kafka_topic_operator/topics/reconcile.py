@@ -19,12 +19,12 @@ from kafka_topic_operator.kafka.errors import ReassignmentInProgressException
 from kafka_topic_operator.kafka.names import has_collision_chars
 from kafka_topic_operator.kafka.new_topic import NewTopic
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.topics.apply import apply_actions
 from kafka_topic_operator.topics.backend import TopicBackend
 from kafka_topic_operator.topics.inputs import actual_topic, cluster_for_planning
 from kafka_topic_operator.topics.plan import (
     CreateTopic,
+    Moves,
     Plan,
     Reason,
     Reassign,
@@ -32,8 +32,6 @@ from kafka_topic_operator.topics.plan import (
     unreadable_message,
 )
 from kafka_topic_operator.topics.spec import DesiredTopic, ParsedSpec, RejectedSpec, parse_spec
-
-Moves = dict[TopicPartition, list[int]]  # replicas by partition, as a reassignment names them
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,9 +167,7 @@ def _plan_and_apply(
             continue
         for action in rest:
             if isinstance(action, Reassign):
-                targets = {TopicPartition(name, p): list(r) for p, r in action.targets.items()}
-                before = {TopicPartition(name, p): list(r) for p, r in action.before.items()}
-                reassigning[i] = (name, targets, before)
+                reassigning[i] = (name, *action.of_topic(name))
     if reassigning:
         _reassign_together(backend, reassigning, outcomes)
 

@@ -197,7 +197,12 @@ class AdminApiCluster:
         return True
 
     def wait_in_flight(self, now: ex.ClusterNow, timeout: float) -> bool:
+        """Reassignments: until none of those read in flight is listed. Where none was listed
+        at the first look, the read came from a broker that had not yet seen them end (the
+        backend takes a move it knows of for in flight until a broker shows its target): one
+        pause first, so that the next read does not ask that broker again at once."""
         deadline = time.monotonic() + timeout
+        first = True
         while True:
             if now.election_pending:
                 done = not self._election_pending()
@@ -205,9 +210,12 @@ class AdminApiCluster:
             else:
                 done = not now.reassigning & set(self.admin.list_reassignments())
                 pause = self.interval
+                if done and first:
+                    self.stop.wait(min(pause, max(0.0, deadline - time.monotonic())))
             left = deadline - time.monotonic()
             if done or left <= 0 or self.stop.is_set():
                 return done
+            first = False
             self.stop.wait(max(0.0, min(pause, left)))
 
     def _election_pending(self) -> bool:
