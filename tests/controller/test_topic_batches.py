@@ -11,6 +11,7 @@ from concurrent.futures import Future
 from typing import Any
 
 import pytest
+from kto_testing import eventually
 
 from kafka_topic_operator.kafka.errors import (
     ClusterUnavailableError,
@@ -224,6 +225,29 @@ def test_what_waits_goes_as_one_batch_and_is_read_back_online(
         # Read back once the controller made every partition (the wait is long enough here).
         assert sorted(topic.partitions) == list(range(6))
         assert all(p.leader >= 0 for p in topic.partitions.values())
+
+
+def test_the_position_read_back_is_after_the_partitions_were_made(cluster: Cluster) -> None:
+    """The status follower watches a new topic from the position its outcome gives: taken
+    before the controller made the partitions, every one of them would be reported again."""
+    for broker in (0, 1):
+        cluster.start_broker(broker)
+    batcher = ReconcileBatcher(ZooKeeperBackend(cluster.zk), creation_wait=60.0)
+    batcher.start()
+    try:
+        future = batcher.submit(request("late", {"partitions": 2, "replicas": 2}))
+        # Written, and no controller yet to make its partitions: the read-back waits.
+        eventually(lambda: cluster.zk.exists(znodes.topic_path("late")), "the topic znode")
+        cluster.start_controller()
+        outcome = future.result(timeout=60)
+    finally:
+        batcher.stop()
+    assert outcome.snapshot is not None and sorted(outcome.snapshot.topics["late"].partitions) == [
+        0,
+        1,
+    ]
+    state = cluster.zk.get(znodes.topic_partition_state_path(TopicPartition("late", 1)))
+    assert state is not None and outcome.zxid >= state.czxid
 
 
 def test_requests_for_one_topic_go_in_separate_batches(

@@ -177,9 +177,8 @@ class ReconcileBatcher:
                     return
                 batch = list(self._written)
                 self._written.clear()
-            zxid = self._backend.position()
             try:
-                snapshot = self._read_back(batch)
+                snapshot, zxid = self._read_back(batch)
             except Exception as e:
                 if not isinstance(e, ClusterUnavailableError):
                     log.exception("reading back %d topics failed", len(batch))
@@ -189,7 +188,10 @@ class ReconcileBatcher:
             for written in batch:
                 written.pending.future.set_result(Outcome(written.step, snapshot, zxid))
 
-    def _read_back(self, batch: list[_Written]) -> ClusterSnapshot:
+    def _read_back(self, batch: list[_Written]) -> tuple[ClusterSnapshot, int]:
+        """The topics read once the controller made their new partitions, and the backend's
+        position before that read (taken after the wait: the partitions made meanwhile are in
+        the read, and the status follower does not report them again)."""
         # The controller creates a new topic's partition states in order: wait (a little) for
         # the last one of each topic created or grown.
         last = [
@@ -206,4 +208,5 @@ class ReconcileBatcher:
             if w.step.desired is not None
         }
         expected = Expected(brokers=self._brokers, partitions=partitions)
-        return self._backend.read(list(partitions), list_topics=False, expected=expected)
+        zxid = self._backend.position()
+        return self._backend.read(list(partitions), list_topics=False, expected=expected), zxid

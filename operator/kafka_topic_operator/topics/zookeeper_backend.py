@@ -77,7 +77,12 @@ class ZooKeeperBackend:
         self, partitions: Collection[TopicPartition], limit: float, idle: float
     ) -> bool:
         paths = [znodes.topic_partition_state_path(tp) for tp in partitions]
-        return self.zk.wait_until_exist(paths, limit, idle=idle)
+        arrived = self.zk.wait_until_exist(paths, limit, idle=idle)
+        if paths:
+            # Watch events carry no zxid: one request brings `position` past the partitions
+            # made meanwhile.
+            self.zk.exists(paths[-1])
+        return arrived
 
     def follower(self, changed: Changed) -> StatusFollowing:
         return StatusFollower(self.zk, changed)
