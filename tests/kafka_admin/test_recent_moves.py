@@ -16,11 +16,14 @@ from kafka_topic_operator.kafka_admin.snapshot import cluster_snapshot, listed_t
 DRAINED = TopicPartition("payments", 3)
 
 
-def described(*partitions: tuple[int, list[int]], name: str = "payments") -> list[dict[str, Any]]:
+def described(
+    *partitions: tuple[int, list[int]], name: str = "payments", isr: list[int] | None = None
+) -> list[dict[str, Any]]:
     return [
         {"error_code": 0, "name": name, "topic_id": None, "is_internal": False,
          "partitions": [{"error_code": 0, "partition_index": p, "leader_id": r[0],
-                         "leader_epoch": 0, "replica_nodes": r, "isr_nodes": r,
+                         "leader_epoch": 0, "replica_nodes": r,
+                         "isr_nodes": r if isr is None else isr,
                          "offline_replicas": []} for p, r in partitions]}
     ]  # fmt: skip
 
@@ -51,6 +54,20 @@ def test_a_finished_move_shown_with_its_old_replicas_is_still_in_progress() -> N
     assert moves.unfinished(described((3, [0, 1])), listed=(), now=100.4) == {}
     assert len(moves) == 0
     assert moves.unfinished(described((3, [0, 2, 1])), listed=(), now=100.5) == {}
+
+
+def test_a_move_shown_at_its_target_with_a_shorter_isr_is_still_in_progress() -> None:
+    """Replication factor 1 -> 3: Kafka ends the move once the new replicas are in the ISR;
+    a broker showing the target with the old ISR has not seen the end."""
+    grown = TopicPartition("payments", 0)
+    moves = RecentMoves(lag=10)
+    moves.saw({grown: [2, 0, 1]}, now=1.0)
+    lagging = moves.unfinished(described((0, [2, 0, 1]), isr=[2]), listed=(), now=1.1)
+    assert lagging == {
+        grown: {"replicas": [2, 0, 1], "adding_replicas": [0, 1], "removing_replicas": []}
+    }
+    assert moves.unfinished(described((0, [2, 0, 1]), isr=[2, 1, 0]), listed=(), now=1.2) == {}
+    assert len(moves) == 0
 
 
 def test_a_listed_move_is_left_to_the_listing_and_its_target_kept() -> None:

@@ -12,6 +12,7 @@ import pytest
 from kto_testing import Waiter, eventually
 
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance.execution import steps as ex
 from kafka_topic_operator.rebalance.execution.executor import Executor, Report
@@ -178,3 +179,28 @@ def test_abandoning_returns_at_once_and_leaves_the_batch_and_its_throttles(
         ZooKeeperCluster(zk), plan, ex.Limits(partitions_per_broker=2), throttle=1_000_000
     ).run()
     assert not THROTTLE_KEYS & set(admin.topic_config(zk, "orders"))
+
+
+def test_a_move_that_ended_before_the_wait_is_not_waited_for(zk: ZkClient) -> None:
+    """A move made without /admin/reassign_partitions (Kafka's Admin API, KIP-455) shows in its
+    topic znode. Read moving, and ended (the znode rewritten by the controller) before the
+    executor waits: the wait ends at once, where waiting for the znode's next change would
+    never end."""
+    moving = {0: ReplicaAssignment((1, 0, 2), adding_replicas=(1,), removing_replicas=(2,)),
+              1: ReplicaAssignment((1, 2))}  # fmt: skip
+    zk.create(znodes.topic_path("orders"), znodes.encode_topic(moving), makepath=True)
+    tp = TopicPartition("orders", 0)
+    now = ex.ClusterNow({tp: (1, 0, 2)}, {tp: 0}, frozenset({tp}), election_pending=False)
+    cluster = ZooKeeperCluster(zk)
+    assert cluster.wait_in_flight(now, 0.2) is False  # still moving
+
+    ended = {0: ReplicaAssignment((1, 0)), 1: ReplicaAssignment((1, 2))}
+    zk.set(znodes.topic_path("orders"), znodes.encode_topic(ended))
+    assert cluster.wait_in_flight(now, 30.0) is True
+    # And a wait already under way ends when the move does.
+    zk.set(znodes.topic_path("orders"), znodes.encode_topic(moving))
+    done = threading.Timer(0.2, lambda: zk.set(znodes.topic_path("orders"),
+                                               znodes.encode_topic(ended)))  # fmt: skip
+    done.start()
+    assert cluster.wait_in_flight(now, 30.0) is True
+    done.join()

@@ -49,9 +49,10 @@ class RecentMoves:
         now: float,
     ) -> dict[TopicPartition, dict[str, list[int]]]:
         """The remembered partitions that describe_topics() (`described`) shows away from their
-        target while no listing names them, each as Kafka's controller lists a reassignment
-        (every replica, target first; the adding and the removing ones). A partition shown at
-        its target, or remembered longer than `lag`, is forgotten."""
+        target, or at it with a target replica out of the ISR, while no listing names them,
+        each as Kafka's controller lists a reassignment (every replica, target first; the
+        adding and the removing ones). A partition shown at its target with every target
+        replica in the ISR, or remembered longer than `lag`, is forgotten."""
         self._targets = {tp: seen for tp, seen in self._targets.items() if now - seen[1] < self.lag}
         unfinished: dict[TopicPartition, dict[str, list[int]]] = {}
         for topic in described:
@@ -64,9 +65,14 @@ class RecentMoves:
                     continue
                 target = list(remembered[0])
                 replicas = list(partition.get("replica_nodes") or ())
-                if replicas == target:
+                isr = set(partition.get("isr_nodes") or ())
+                if replicas == target and isr.issuperset(target):
                     del self._targets[tp]
                     continue
+                if replicas == target:
+                    # Kafka ends a move once every target replica is in the ISR: a broker that
+                    # shows the target with a shorter ISR has not seen the end yet.
+                    replicas = [r for r in target if r in isr]
                 unfinished[tp] = {
                     "replicas": target + [r for r in replicas if r not in target],
                     "adding_replicas": [r for r in target if r not in replicas],

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
@@ -37,12 +37,23 @@ def wait_absent(zk: ZkClient, path: str, timeout: float) -> bool:
     return True
 
 
-def wait_changed(zk: ZkClient, path: str, timeout: float) -> bool:
-    """Until `path` changes or goes; False on timeout."""
+def wait_moved(zk: ZkClient, topic: str, partitions: Collection[int], timeout: float) -> bool:
+    """Until the topic znode shows none of `partitions` moving (adding or removing replicas),
+    by its watch; False on timeout. Looked at first as it is now: a move that ended between
+    the executor's read and this wait is not waited for (a wait for the znode's next change
+    would then never end)."""
     changed = threading.Event()
-    if not zk.exists(path, watch=lambda _event: changed.set()):
-        return True
-    return changed.wait(timeout)
+    deadline = time.monotonic() + timeout
+    path = znodes.topic_path(topic)
+    while (node := zk.get(path, watch=lambda _event: changed.set())) is not None:
+        assignments = znodes.decode_topic(path, node.data).partitions
+        if not any(p in assignments and assignments[p].is_being_reassigned for p in partitions):
+            break
+        left = deadline - time.monotonic()
+        if left <= 0 or not changed.wait(left):
+            return False
+        changed.clear()
+    return True
 
 
 def set_throttles(zk: ZkClient, batch: Sequence[PartitionMove], rate: int) -> None:
@@ -121,7 +132,8 @@ class ZooKeeperCluster:
         # Moving without the znode (a reassignment made through Kafka's Admin API, KIP-455):
         # its topic znode changes when the move completes.
         topic = min(now.reassigning).topic
-        return wait_changed(self.zk, znodes.topic_path(topic), timeout)
+        moving = [tp.partition for tp in now.reassigning if tp.topic == topic]
+        return wait_moved(self.zk, topic, moving, timeout)
 
 
 if TYPE_CHECKING:  # mypy checks that it is what the executor takes (structurally)
