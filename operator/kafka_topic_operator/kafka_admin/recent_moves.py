@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 
 METADATA_LAG: Final = 10.0  # seconds a broker's metadata may lag the controller's
@@ -73,9 +74,10 @@ class RecentMoves:
                     # Kafka ends a move once every target replica is in the ISR: a broker that
                     # shows the target with a shorter ISR has not seen the end yet.
                     replicas = [r for r in target if r in isr]
+                moving = ReplicaAssignment.from_origin_and_target(replicas, target)
                 unfinished[tp] = {
-                    "replicas": target + [r for r in replicas if r not in target],
-                    "adding_replicas": [r for r in target if r not in replicas],
-                    "removing_replicas": [r for r in replicas if r not in target],
+                    "replicas": list(moving.replicas),
+                    "adding_replicas": list(moving.adding_replicas),
+                    "removing_replicas": list(moving.removing_replicas),
                 }
         return unfinished
