@@ -325,7 +325,10 @@ def test_update_metadata_replaces_brokers_and_drops_deleted_partitions(rm: Repli
             7,
             1,
             -1,
-            (UpdateMetadataPartitionState("t", 0, 1, -2, 0, (1, 2), 0, (1, 2)),),
+            (
+                UpdateMetadataPartitionState("t", 0, 1, -2, 0, (1, 2), 0, (1, 2)),
+                UpdateMetadataPartitionState("t", 1, 1, 1, 1, (1,), 1, (2, 1)),  # known: updated
+            ),
             (LiveBroker(1, ()),),
             correlation_id=4,
         )
@@ -333,6 +336,19 @@ def test_update_metadata_replaces_brokers_and_drops_deleted_partitions(rm: Repli
     assert sorted(rm.metadata.live_brokers) == [1]
     assert sorted(rm.metadata.partitions) == [T1]
     assert rm.metadata.topic_ids == {"t": TOPIC_ID}
+    rm.handle(
+        UpdateMetadataRequest(
+            7,
+            1,
+            -1,
+            (UpdateMetadataPartitionState("t", 1, 1, -2, 0, (2,), 0, (2, 1)),),
+            live,
+            correlation_id=5,
+        )
+    )
+    assert rm.metadata.partitions == {}
+    assert rm.metadata.topic_ids == {}  # gone with the topic's last partition
+    assert rm.metadata.to_json()["topics"] == 0
 
 
 def test_a_leader_owes_isr_expansions_for_live_assigned_replicas(rm: ReplicaManager) -> None:
