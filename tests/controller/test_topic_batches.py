@@ -183,12 +183,16 @@ class HeldBatches:
 
 @contextlib.contextmanager
 def held_on_first(
-    zk: ZkClient, monkeypatch: pytest.MonkeyPatch, first: Request, creation_wait: float = 0.0
+    zk: ZkClient,
+    monkeypatch: pytest.MonkeyPatch,
+    first: Request,
+    creation_wait: float = 0.0,
+    **options: Any,
 ) -> Iterator[tuple[ReconcileBatcher, HeldBatches, Future[Outcome]]]:
     """A running batcher whose first batch (`first` alone) waits until `held.release` is set,
     so that what is submitted meanwhile waits together."""
     held = HeldBatches(monkeypatch)
-    batcher = ReconcileBatcher(ZooKeeperBackend(zk), creation_wait=creation_wait)
+    batcher = ReconcileBatcher(ZooKeeperBackend(zk), creation_wait=creation_wait, **options)
     batcher.start()
     try:
         future = batcher.submit(first)
@@ -225,6 +229,45 @@ def test_what_waits_goes_as_one_batch_and_is_read_back_online(
         # Read back once the controller made every partition (the wait is long enough here).
         assert sorted(topic.partitions) == list(range(6))
         assert all(p.leader >= 0 for p in topic.partitions.values())
+
+
+def test_a_request_in_a_burst_waits_for_others_and_one_after_a_pause_goes_at_once(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch costs the controller and the brokers a round of requests: while requests
+    keep coming, one waits (up to the linger) for others to go with it."""
+    cluster.start_broker(0)
+    spec = {"partitions": 1, "replicas": 1}
+    # A linger far longer than the waits below: the first request, after a quiet spell, is
+    # taken at once all the same (held_on_first waits 20 s for it).
+    with held_on_first(
+        cluster.zk, monkeypatch, request("first", spec), linger=600.0, max_batch=2
+    ) as (batcher, held, first_future):
+        a = batcher.submit(request("a", spec))
+        held.release.set()
+        first_future.result(timeout=30)
+        # "a" came in the burst: it lingers for company (a full batch ends the wait) instead
+        # of going alone once the first batch is done.
+        b = batcher.submit(request("b", spec))
+        results([a, b])
+    assert held.batches == [["first"], ["a", "b"]]
+
+
+def test_a_lingering_request_goes_alone_when_no_other_comes(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster.start_broker(0)
+    spec = {"partitions": 1, "replicas": 1}
+    with held_on_first(cluster.zk, monkeypatch, request("first", spec), linger=0.2) as (
+        batcher,
+        held,
+        first_future,
+    ):
+        held.release.set()
+        first_future.result(timeout=30)
+        a = batcher.submit(request("a", spec))  # in the burst: it lingers, then goes alone
+        results([a])
+    assert held.batches == [["first"], ["a"]]
 
 
 def test_the_position_read_back_is_after_the_partitions_were_made(cluster: Cluster) -> None:
