@@ -296,10 +296,10 @@ def idle(sizes: tuple[int, ...] = (1000, 10000), partitions: int = 6) -> None:
             settled = wait_quiet(operator)
             before = cpu_seconds([operator])
             time.sleep(IDLE_WINDOW)
-            used = cpu_seconds([operator]) - before
+            idle_cpu = cpu_seconds([operator]) - before
             print(
                 f"operator idle with {topics} KafkaTopics x {partitions} partitions x RF3: "
-                f"{used / IDLE_WINDOW:.1%} of a core over {IDLE_WINDOW:.0f} s, RSS "
+                f"{idle_cpu / IDLE_WINDOW:.1%} of a core over {IDLE_WINDOW:.0f} s, RSS "
                 f"{rss_mb(operator):.0f} MB; all Ready {ready:.1f} s after applying, quiet "
                 f"{settled:.0f} s later; targets < 2%, < 500 MB, Ready < 60 s at 10,000"
             )
