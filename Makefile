@@ -62,6 +62,7 @@ lint: setup
 
 typecheck: setup
 	$(BIN)/mypy
+	$(BIN)/mypy bench
 
 unit: setup kube-apiserver promtool
 	$(BIN)/pytest -q

@@ -37,6 +37,10 @@ def best_of(runs: int, work: Callable[[], object]) -> float:
     return best
 
 
+def ours_once(brokers: list[BrokerMetadata]) -> object:
+    return assign_replicas_array(brokers, PARTITIONS, RF, -1, -1, Fixed())
+
+
 def main() -> None:
     cases = [
         ("rack-unaware", [BrokerMetadata(b) for b in range(BROKERS)], 0.17),
@@ -44,9 +48,7 @@ def main() -> None:
     ]
     for name, brokers, java in cases:
         ours_result = assign_replicas_array(brokers, PARTITIONS, RF, -1, -1, Fixed())
-        ours = best_of(
-            5, lambda b=brokers: assign_replicas_array(b, PARTITIONS, RF, -1, -1, Fixed())
-        )
+        ours = best_of(5, partial(ours_once, brokers))
         loop: Callable[[], dict[int, list[int]]]
         if brokers[0].rack is None:
             loop = partial(

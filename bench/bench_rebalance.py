@@ -169,6 +169,7 @@ def scale(partitions: int = 933_334, old: int = 180, new: int = 35, racks: int =
             _rack_violations(spark, leaders.replicas, rack_of),
         )
         jvm = spark.sparkContext._jvm  # the driver JVM: its peak resident memory
+        assert jvm is not None
         pid = str(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getName())
         status = Path(f"/proc/{pid.split('@')[0]}/status").read_text()
         peak_kb = int(next(line.split()[1] for line in status.splitlines()

@@ -38,9 +38,9 @@ def rack_alternated(broker_racks: dict[int, str]) -> list[int]:
     result: list[int] = []
     while len(result) < len(broker_racks):
         for rack in sorted(by_rack):
-            broker = next(iterators[rack], None)
-            if broker is not None:
-                result.append(broker)
+            picked = next(iterators[rack], None)
+            if picked is not None:
+                result.append(picked)
     return result
 
 
