@@ -43,9 +43,14 @@ def wait_moved(zk: ZkClient, topic: str, partitions: Collection[int], timeout: f
     the executor's read and this wait is not waited for (a wait for the znode's next change
     would then never end)."""
     changed = threading.Event()
+
+    def fired(_event: object) -> None:
+        changed.set()
+
     deadline = time.monotonic() + timeout
     path = znodes.topic_path(topic)
-    while (node := zk.get(path, watch=lambda _event: changed.set())) is not None:
+    # One watcher for every look: kazoo keeps a set of them, so each look does not add another.
+    while (node := zk.get(path, watch=fired)) is not None:
         assignments = znodes.decode_topic(path, node.data).partitions
         if not any(p in assignments and assignments[p].is_being_reassigned for p in partitions):
             break
