@@ -154,19 +154,36 @@ def running(
 
         s.operator = start()
         s.restart_operator = start
-        try:
-            yield s
-        finally:
-            s.operator.terminate()
-            s.operator.wait(30)
-            log.close()
-            for broker in list(s.brokers.values()):
-                broker.shutdown(controlled=False)
+        # Every step of the cleanup runs even when one before it fails: a process or ZooKeeper
+        # client left behind would outlive the test (its threads reach into later tests).
+        with contextlib.ExitStack() as cleanup:
+            # The operator's log, shown when a test fails.
+            cleanup.callback(lambda: print((root / "operator.log").read_text()[-20000:]))
+            cleanup.callback(zk.stop)
             if beside is not None:
-                beside.terminate()
-                beside.wait(30)
-            zk.stop()
-            print((root / "operator.log").read_text()[-20000:])  # shown when a test fails
+                cleanup.callback(_stop, beside)
+            cleanup.callback(_shut_down, s.brokers)
+            cleanup.callback(log.close)
+            cleanup.callback(lambda: _stop(s.operator))
+            yield s
+
+
+def _shut_down(brokers: dict[int, DevBroker]) -> None:
+    """The brokers the test left running, every one even if one fails to stop."""
+    with contextlib.ExitStack() as each:
+        for broker in brokers.values():
+            each.callback(broker.shutdown, controlled=False)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL if it has not exited within 30 s (said, so a slow stop shows)."""
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        print(f"process {process.pid} still ran 30 s after SIGTERM: killed")
+        process.kill()
+        process.wait()
 
 
 @pytest.fixture
