@@ -16,8 +16,9 @@ out which failed and why, as Kafka would report them.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kafka_topic_operator.controller.context import ControllerContext
@@ -42,11 +43,12 @@ log = logging.getLogger(__name__)
 
 
 def write_pipelined(
-    zk: ZkClient, batches: Sequence[Sequence[Op]], fence: Fence
+    zk: ZkClient, batches: Iterable[Sequence[Op]], fence: Fence
 ) -> list[list[object] | TransactionFailed]:
-    """Batches as one pipeline of multi-ops under a fence taken earlier: the request sender
-    writes, on its own thread, what the event thread made under the epoch of that time."""
-    return zk.multi_many([list(b) for b in batches], fence)
+    """Batches as one pipeline of multi-ops under a fence taken earlier (the request sender
+    writes, on its own thread, what the event thread made under the epoch of that time); each
+    goes as soon as it is made."""
+    return zk.multi_many(batches, fence)
 
 
 @dataclass
@@ -132,7 +134,9 @@ class ControllerZkWriter:
         # find their parents. A parent batch that failed (some parents existed) is redone one by
         # one before the state batches that failed with it are.
         outcomes = write_pipelined(
-            self._zk, [*parent_batches, *([create(tp) for tp in batch] for batch in batches)], fence
+            self._zk,
+            itertools.chain(parent_batches, ([create(tp) for tp in batch] for batch in batches)),
+            fence,
         )
         for parent_batch, outcome in zip(parent_batches, outcomes, strict=False):
             if isinstance(outcome, TransactionFailed):
@@ -177,7 +181,8 @@ class ControllerZkWriter:
             return SetData(znodes.topic_partition_state_path(tp), data, lai.partition_epoch)
 
         batches = list(chunks(partitions, OPS_PER_MULTI))
-        outcomes = write_pipelined(self._zk, [[op(tp) for tp in batch] for batch in batches], fence)
+        # Encoded batch by batch as they go: ZooKeeper writes one while the next is encoded.
+        outcomes = write_pipelined(self._zk, ([op(tp) for tp in batch] for batch in batches), fence)
         for batch, outcome in zip(batches, outcomes, strict=True):
             if not isinstance(outcome, TransactionFailed):
                 for tp in batch:

@@ -48,7 +48,9 @@ class LeaderAndIsr:
     def new_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
         """The recovery state is kept: only the leader's own ISR update marks a RECOVERING
         partition RECOVERED (LeaderAndIsr.scala newLeaderAndIsr)."""
-        return replace(self, leader=leader, isr=tuple(isr), leader_epoch=self.leader_epoch + 1)
+        # The constructor, not dataclasses.replace: a broker failure makes tens of thousands.
+        return LeaderAndIsr(leader, tuple(isr), self.leader_epoch + 1,
+                            self.leader_recovery_state, self.partition_epoch)  # fmt: skip
 
     def new_recovering_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
         return replace(
@@ -57,7 +59,8 @@ class LeaderAndIsr:
         )
 
     def with_partition_epoch(self, partition_epoch: int) -> LeaderAndIsr:
-        return replace(self, partition_epoch=partition_epoch)
+        return LeaderAndIsr(self.leader, self.isr, self.leader_epoch,
+                            self.leader_recovery_state, partition_epoch)  # fmt: skip
 
     @property
     def has_leader(self) -> bool:

@@ -477,10 +477,11 @@ class ZkClient:
         return outcome
 
     def multi_many(
-        self, batches: Sequence[Sequence[Op]], fence: Fence | None = None
+        self, batches: Iterable[Sequence[Op]], fence: Fence | None = None
     ) -> list[list[object] | TransactionFailed]:
         """Many independent transactions, pipelined: all are sent before the first answer is
-        awaited. Each batch succeeds or fails alone; a fenced one raises
+        awaited, each as soon as `batches` yields it (ZooKeeper applies the first while the
+        caller builds the next). Each batch succeeds or fails alone; a fenced one raises
         ControllerMovedException if the epoch moved. A batch whose answer was lost with the
         connection is retried synchronously, so its ops must tolerate having been applied."""
         prefix: list[Op] = [Check(fence.path, fence.epoch_zk_version)] if fence else []
