@@ -550,6 +550,16 @@ def test_responses_round_trip(response: bc.Response) -> None:
     assert bc.decode_response(RESP, bc.encode_response(response)) == response
 
 
+@given(st.lists(requests, min_size=1, max_size=4))
+def test_requests_are_written_as_the_znode_encoder_writes_their_json(
+    batch: list[bc.Request],
+) -> None:
+    # Compact, keys in order, non-ASCII as UTF-8: the bytes a reader of any znode expects, from
+    # the faster encoder the channel uses.
+    for data in [*bc.encode_requests(batch), *map(bc.encode_request, batch)]:
+        assert data == encode_json(json.loads(data))
+
+
 @given(
     st.builds(ControlledShutdownRequest, broker, int64),
     st.none()
