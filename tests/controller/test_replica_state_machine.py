@@ -88,6 +88,27 @@ def test_new_to_offline_without_leader_stops_the_replica_and_updates_metadata(h:
     assert stop.partition_states == (bc.StopReplicaPartitionState("t", 0, -1, False),)
 
 
+def test_a_dead_brokers_replica_goes_offline_without_a_stop_replica_and_it_is_said(
+    h: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Broker 5 died (the broker failure callback runs after it left the live brokers); its
+    # replica of t-0 and of t-1 go offline: nothing is queued for it, one line says so.
+    h.add_brokers(6)
+    other = PartitionAndReplica(TopicPartition("t", 1), BROKER)
+    h.assign(other.topic_partition, BROKER)
+    h.ctx.live_brokers.pop(BROKER)
+    for replica in (REPLICA, other):
+        h.ctx.replica_states[replica] = R.NEW_REPLICA
+    with caplog.at_level("INFO"):
+        h.replicas.handle_state_changes([REPLICA, other], R.OFFLINE_REPLICA)
+    assert h.ctx.replica_states[REPLICA] is h.ctx.replica_states[other] is R.OFFLINE_REPLICA
+    assert h.requests(BROKER) == []
+    said = [r.getMessage() for r in caplog.records if "StopReplica" in r.getMessage()]
+    assert said == [f"Not sending StopReplica request to broker {BROKER}, since it is offline."]
+    (um,) = h.requests(6)
+    assert isinstance(um, bc.UpdateMetadataRequest)
+
+
 def test_online_to_online_sends_leader_and_isr(h: Harness) -> None:
     h.cache_state(TP, LeaderAndIsr(BROKER, (BROKER,)))
     move(h, R.ONLINE_REPLICA, R.ONLINE_REPLICA)

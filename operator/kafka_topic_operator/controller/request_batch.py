@@ -136,16 +136,22 @@ class RequestBatch:
         self._add_update_metadata(tp, self.ctx.online_brokers()(tp))
 
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
+        brokers = [b for b in brokers if b >= 0]
+        live = [b for b in brokers if b in self.ctx.live_brokers]
+        for broker in brokers:
+            # An offline broker is named at `send` (not sent to, and said so) with no states: a
+            # dead broker's tens of thousands of replicas would be made only to be dropped.
+            self._stop_replica.setdefault(broker, {})
+        if not live:
+            return
         if tp.topic in self.ctx.topics_to_be_deleted:
             leader_epoch = EPOCH_DURING_DELETE
         elif (leadership := self.ctx.leadership.get(tp)) is not None:
             leader_epoch = leadership.leader_and_isr.leader_epoch
         else:
             leader_epoch = NO_EPOCH
-        for broker in brokers:
-            if broker < 0:
-                continue
-            per_broker = self._stop_replica.setdefault(broker, {})
+        for broker in live:
+            per_broker = self._stop_replica[broker]
             already_delete = (old := per_broker.get(tp)) is not None and old.delete_partition
             per_broker[tp] = bc.StopReplicaPartitionState(
                 tp.topic, tp.partition, leader_epoch, already_delete or delete
