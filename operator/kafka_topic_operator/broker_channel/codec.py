@@ -7,12 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-# The channel's JSON holds ints, strings, booleans, lists and objects only: pydantic's encoder
-# (pydantic_core, what pydantic v2 is built on) writes the very bytes of the znode encoder three
-# times as fast, and a broker failure has the controller encode tens of thousands of partition
-# states while it still writes their new leaders.
-from pydantic_core import to_json as encode_json
-
 from kafka_topic_operator.broker_channel.field_readers import (
     read_array,
     read_boolean,
@@ -49,7 +43,7 @@ from kafka_topic_operator.broker_channel.plain_states import (
 from kafka_topic_operator.kafka.brokers import EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.errors import IllegalArgumentException
 from kafka_topic_operator.kafka.leader_and_isr import LeaderRecoveryState
-from kafka_topic_operator.zk.json_codec import JsonReader
+from kafka_topic_operator.zk.json_codec import JsonReader, encode_plain_json
 
 # ---- requests ---------------------------------------------------------------------------------
 
@@ -87,7 +81,7 @@ def _endpoint_json(endpoint: EndPoint) -> dict[str, object]:
 
 
 def encode_request(request: Request) -> bytes:
-    return _splice(_common(request), encode_json(_body(request)))
+    return _splice(_common(request), encode_plain_json(_body(request)))
 
 
 def encode_requests(requests: Sequence[Request]) -> list[bytes]:
@@ -103,16 +97,16 @@ def encode_requests(requests: Sequence[Request]) -> list[bytes]:
             key = (id(request.partition_states), id(request.live_brokers), id(request.topic_ids))
             body = shared.get(key)
             if body is None:
-                body = shared[key] = encode_json(_body(request))
+                body = shared[key] = encode_plain_json(_body(request))
             out.append(_splice(_common(request), body))
         elif isinstance(request, LeaderAndIsrRequest) and request.partition_states:
             parts = []
             for state in request.partition_states:
                 part = states.get(id(state))
                 if part is None:
-                    part = states[id(state)] = encode_json(leader_and_isr_state_json(state))
+                    part = states[id(state)] = encode_plain_json(leader_and_isr_state_json(state))
                 parts.append(part)
-            rest = encode_json(_body(replace(request, partition_states=())))
+            rest = encode_plain_json(_body(replace(request, partition_states=())))
             # {"partition_states":[...], then the rest in _body's order.
             body = b'{"partition_states":[' + b",".join(parts) + b"]," + rest.split(b",", 1)[1]
             out.append(_splice(_common(request), body))
@@ -122,7 +116,7 @@ def encode_requests(requests: Sequence[Request]) -> list[bytes]:
 
 
 def _splice(common: dict[str, object], body: bytes) -> bytes:
-    head = encode_json(common)
+    head = encode_plain_json(common)
     return head if body == b"{}" else head[:-1] + b"," + body[1:]
 
 
@@ -344,7 +338,7 @@ def encode_response(response: Response) -> bytes:
             {"topic": pe.topic, "partition": pe.partition, "error": str(pe.error)}
             for pe in response.partition_errors
         ]
-    return encode_json(content)
+    return encode_plain_json(content)
 
 
 def _partition_errors(reader: JsonReader | None) -> tuple[PartitionError, ...]:
