@@ -307,7 +307,7 @@ def _run_kopf(backend: TopicBackend, args: argparse.Namespace) -> int:
         readiness=args.readiness or None,
         retry_seconds=args.zookeeper_retry_seconds,
     )
-    handlers.register_drift_timer(args.drift_interval)
+    handlers.register(args.selector, args.drift_interval)
     if args.metrics_port:
         from prometheus_client import start_http_server
 

@@ -140,14 +140,6 @@ def _owner(rt: Runtime, topic: str) -> tuple[str, str] | None:
     return rt.claims.owner(topic)
 
 
-@kopf.on.resume(GROUP, VERSION, PLURAL, when=selected)
-@kopf.on.create(GROUP, VERSION, PLURAL, when=selected)
-@kopf.on.update(GROUP, VERSION, PLURAL, field="spec", when=selected)
-# Pausing or resuming, and managing or releasing, take effect at once, not at the next drift pass.
-@kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", PAUSE),
-                id="reconcile/paused", when=selected)  # fmt: skip
-@kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", MANAGED),
-                id="reconcile/managed", when=selected)  # fmt: skip
 async def reconcile(
     name: str,
     namespace: str | None,
@@ -183,13 +175,33 @@ async def drift(
         await _reconcile(call)
 
 
-def register_drift_timer(interval: float = DRIFT_INTERVAL) -> None:
-    """The retry timer, registered by `kto run` with its `--drift-interval`, for resources whose
-    topic is not (yet) as declared: blocked, in conflict, invalid, paused. A settled resource
-    has none (kopf stops a timer whose filter stops matching): its topic's znodes are watched
-    by the status follower, which reverts or reports drift at once (`refresh_statuses`), and
-    ten thousand idle resources cost no timer each."""
-    kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, when=_unsettled)(drift)
+def register(selector: Mapping[str, str], drift_interval: float = DRIFT_INTERVAL) -> None:
+    """Registers the KafkaTopic handlers with kopf, for the resources `kto run --selector`
+    picks. kopf matches the labels itself: a `when` callback is called for every handler on
+    every event, and building its arguments cost about 8% of the operator's CPU while
+    thousands of resources arrived at once."""
+    labels: dict[str, str] | None = dict(selector) or None
+    # Pausing or resuming, and managing or releasing, take effect at once, not at the next
+    # drift pass.
+    kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", MANAGED),
+                   id="reconcile/managed", labels=labels)(reconcile)  # fmt: skip
+    kopf.on.update(GROUP, VERSION, PLURAL, field=("metadata", "annotations", PAUSE),
+                   id="reconcile/paused", labels=labels)(reconcile)  # fmt: skip
+    kopf.on.update(GROUP, VERSION, PLURAL, field="spec", labels=labels)(reconcile)
+    kopf.on.create(GROUP, VERSION, PLURAL, labels=labels)(reconcile)
+    kopf.on.resume(GROUP, VERSION, PLURAL, labels=labels)(reconcile)
+    kopf.on.delete(GROUP, VERSION, PLURAL, labels=labels)(delete)
+    _register_drift_timer(labels, drift_interval)
+
+
+def _register_drift_timer(labels: dict[str, str] | None, interval: float) -> None:
+    """The retry timer, with `kto run`'s `--drift-interval`, for resources whose topic is not
+    (yet) as declared: blocked, in conflict, invalid, paused. A settled resource has none
+    (kopf stops a timer whose filter stops matching): its topic's znodes are watched by the
+    status follower, which reverts or reports drift at once (`refresh_statuses`), and ten
+    thousand idle resources cost no timer each."""
+    kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, labels=labels,
+               when=_unsettled)(drift)  # fmt: skip
 
 
 def _unsettled(
@@ -559,7 +571,6 @@ def _look_again(rt: Runtime, topic: str) -> None:
     rt.follower.refresh(topic)
 
 
-@kopf.on.delete(GROUP, VERSION, PLURAL, when=selected)
 async def delete(
     name: str,
     namespace: str | None,
