@@ -248,6 +248,33 @@ def test_a_new_topic_is_ready_after_one_reconcile(setup: Setup) -> None:
 
 
 @on_both_api_servers
+def test_the_finalizer_is_on_the_resource_before_its_topic_is_written(setup: Setup) -> None:
+    """The reconcile adds the deletion finalizer itself (kopf would spend a cycle of its own on
+    it) and only then writes: a resource deleted at any moment either has it, and its delete
+    handler runs, or never got a topic. Seen from ZooKeeper: when the topic znode appears, the
+    resource already carries the finalizer (added after the write, it would come with the
+    status, once the controller made the partitions)."""
+    import threading
+
+    seen: list[list[str]] = []
+    written = threading.Event()
+
+    def topic_written(event: Any) -> None:
+        obj = setup.get("guarded")
+        seen.append(list(((obj or {}).get("metadata") or {}).get("finalizers") or []))
+        written.set()
+
+    assert not setup.zk.exists(znodes.topic_path("guarded"), watch=topic_written)
+    setup.apply("guarded", partitions=3, replicas=3)
+    assert written.wait(60), "the topic was never written"
+    assert seen == [["kto.dev/topic-deletion"]]
+    assert setup.ready("guarded")["metadata"]["finalizers"] == ["kto.dev/topic-deletion"]
+    setup.api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "guarded")
+    eventually(lambda: setup.get("guarded") is None, "the resource released", timeout=60)
+    assert not setup.zk.exists(znodes.topic_path("guarded"))
+
+
+@on_both_api_servers
 def test_an_invalid_spec_says_why_and_writes_nothing(setup: Setup) -> None:
     setup.apply("bad", partitions=1, replicas=1, config={"retention.mss": 5})
     eventually(lambda: setup.condition("bad"), "a Ready condition", timeout=60)

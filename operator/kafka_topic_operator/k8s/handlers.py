@@ -24,6 +24,13 @@ import kopf
 
 from kafka_topic_operator.k8s import events, metrics
 from kafka_topic_operator.k8s.cluster_health import ClusterHealth
+from kafka_topic_operator.k8s.finalizer import (
+    FINALIZER,
+    ChangedMeanwhile,
+    add_finalizer,
+    finalized,
+    kopf_patcher,
+)
 from kafka_topic_operator.k8s.kubeclient import api_client
 from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.kafka.errors import (
@@ -54,7 +61,6 @@ from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk.client import ZkClient
 
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
-FINALIZER = "kto.dev/topic-deletion"
 PAUSE = "kto.dev/pause-reconciliation"
 MANAGED = "kto.dev/managed"
 DRIFT_INTERVAL = 60.0
@@ -85,6 +91,8 @@ class Runtime:
     retry_seconds: float = 10.0
     batcher: ReconcileBatcher = field(init=False)
     health: ClusterHealth | None = field(init=False, default=None)  # made on kopf's loop
+    # kopf's settings, kept at startup: the finalizer is patched through kopf's client.
+    kopf_settings: kopf.OperatorSettings | None = field(init=False, default=None)
     follower: StatusFollowing = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,9 +157,20 @@ async def reconcile(
     patch: kopf.Patch,
     body: kopf.Body,
     memo: kopf.Memo,
+    resource: kopf.Resource,
+    logger: logging.Logger | logging.LoggerAdapter[logging.Logger],
     **_: Any,
 ) -> None:
     """Async: it waits on the batcher's future in kopf's loop, not in one of kopf's threads."""
+    if not finalized(meta):
+        settings = runtime(memo).kopf_settings
+        assert settings is not None, "set by the operator's startup"
+        try:
+            if not await add_finalizer(meta, kopf_patcher(settings, resource, namespace, name,
+                                                          logger)):  # fmt: skip
+                return  # deleted before anything was written for it
+        except ChangedMeanwhile as e:
+            raise waiting(f"the resource changed while it was read: {e}", delay=0.5) from e
     call = Call(name, namespace, spec, meta, status, patch, body, memo)
     with _handling(call):
         await _reconcile(call)
@@ -190,7 +209,9 @@ def register(selector: Mapping[str, str], drift_interval: float = DRIFT_INTERVAL
     kopf.on.update(GROUP, VERSION, PLURAL, field="spec", labels=labels)(reconcile)
     kopf.on.create(GROUP, VERSION, PLURAL, labels=labels)(reconcile)
     kopf.on.resume(GROUP, VERSION, PLURAL, labels=labels)(reconcile)
-    kopf.on.delete(GROUP, VERSION, PLURAL, labels=labels)(delete)
+    # Only resources carrying the finalizer (their reconcile added it): kopf does not add it in
+    # a cycle of its own (`finalizer`).
+    kopf.on.delete(GROUP, VERSION, PLURAL, labels=labels, when=finalized)(delete)
     _register_drift_timer(labels, drift_interval)
 
 

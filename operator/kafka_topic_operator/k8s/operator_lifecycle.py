@@ -23,8 +23,10 @@ log = logging.getLogger(__name__)
 
 
 @kopf.on.startup()
-def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    # kopf removes the finalizer when the delete handler is done; the reconcile adds it.
     settings.persistence.finalizer = FINALIZER
+    runtime(memo).kopf_settings = settings
     # Progress and the last handled spec in status.kopf (the CRDs declare it): a handler's
     # outcome is then one status patch, not a patch of the object and another of its status,
     # and the object's metadata stays what users and GitOps tools applied.
