@@ -164,7 +164,8 @@ async def reconcile(
     """Async: it waits on the batcher's future in kopf's loop, not in one of kopf's threads."""
     if not finalized(meta):
         settings = runtime(memo).kopf_settings
-        assert settings is not None, "set by the operator's startup"
+        if settings is None:
+            raise kopf.PermanentError("kopf's settings were not kept (the startup handler)")
         try:
             if not await add_finalizer(meta, kopf_patcher(settings, resource, namespace, name,
                                                           logger)):  # fmt: skip
