@@ -283,6 +283,7 @@ def _run_kopf(backend: TopicBackend, args: argparse.Namespace) -> int:
     from kafka_topic_operator.k8s import (
         handlers,
         operator_lifecycle,  # noqa: F401  (registers its handlers)
+        registration,
         waiting,
     )
 
@@ -307,7 +308,7 @@ def _run_kopf(backend: TopicBackend, args: argparse.Namespace) -> int:
         readiness=args.readiness or None,
         retry_seconds=args.zookeeper_retry_seconds,
     )
-    handlers.register(args.selector, args.drift_interval)
+    registration.register(args.selector, args.drift_interval)
     if args.metrics_port:
         from prometheus_client import start_http_server
 
