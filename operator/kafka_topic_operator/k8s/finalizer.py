@@ -1,7 +1,8 @@
 """The deletion finalizer, put on a KafkaTopic by its reconcile before anything is written.
 
 kopf would add it in a cycle of its own (a patch, then the handler only when that patch comes
-back on the watch): a third of its work per new resource, ten thousand of them applied at once.
+back on the watch): one of its three cycles per new resource (ADDED, the finalizer's
+MODIFIED, the status's MODIFIED), ten thousand of them applied at once.
 Here the reconcile adds it itself and goes on: the delete handler is registered for resources
 that carry it (kopf then neither adds nor removes it before that), and kopf removes it, as
 before, once the delete handler is done. Added before the topic is written, so a resource
