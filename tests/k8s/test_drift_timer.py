@@ -5,7 +5,7 @@ from __future__ import annotations
 import kopf
 import pytest
 
-from kafka_topic_operator.k8s.handlers import Runtime, _unsettled
+from kafka_topic_operator.k8s.handlers import Runtime, unsettled
 from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk.client import ZkClient
 
@@ -37,9 +37,9 @@ def status(reason: str | None) -> dict[str, object]:
     ],
 )
 def test_the_drift_timer_runs_for_every_unsettled_resource(reason: str | None, timed: bool) -> None:
-    assert _unsettled(SELECTED, status(reason), MEMO) is timed
+    assert unsettled(SELECTED, status(reason), MEMO) is timed
 
 
 def test_no_timer_for_resources_of_other_selectors() -> None:
-    assert _unsettled({"team": "b"}, status("Reconciling"), MEMO) is False
-    assert _unsettled({}, status("Reconciling"), MEMO) is False
+    assert unsettled({"team": "b"}, status("Reconciling"), MEMO) is False
+    assert unsettled({}, status("Reconciling"), MEMO) is False

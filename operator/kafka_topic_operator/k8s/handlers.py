@@ -195,7 +195,7 @@ async def drift(
         await _reconcile(call)
 
 
-def _unsettled(
+def unsettled(
     labels: Mapping[str, str], status: Mapping[str, Any], memo: kopf.Memo, **_: Any
 ) -> bool:
     # Followed reasons are watched; a resource not reconciled yet waits for its create handler

@@ -15,10 +15,10 @@ from kafka_topic_operator.k8s.handlers import (
     PAUSE,
     PLURAL,
     VERSION,
-    _unsettled,
     delete,
     drift,
     reconcile,
+    unsettled,
 )
 
 
@@ -49,4 +49,4 @@ def _register_drift_timer(labels: dict[str, str] | None, interval: float) -> Non
     status follower, which reverts or reports drift at once (`refresh_statuses`), and ten
     thousand idle resources cost no timer each."""
     kopf.timer(GROUP, VERSION, PLURAL, interval=interval, idle=interval, labels=labels,
-               when=_unsettled)(drift)  # fmt: skip
+               when=unsettled)(drift)  # fmt: skip
