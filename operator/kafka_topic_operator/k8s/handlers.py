@@ -32,6 +32,7 @@ from kafka_topic_operator.k8s.finalizer import (
     kopf_patcher,
 )
 from kafka_topic_operator.k8s.kubeclient import api_client
+from kafka_topic_operator.k8s.topic_locks import TopicLocks
 from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.kafka.errors import (
     ClusterUnavailableError,
@@ -94,6 +95,8 @@ class Runtime:
     # kopf's settings, kept at startup: the finalizer is patched through kopf's client.
     kopf_settings: kopf.OperatorSettings | None = field(init=False, default=None)
     follower: StatusFollowing = field(init=False)
+    # The follower's reconcile of drift against the delete handler (`topic_locks`).
+    topic_locks: TopicLocks = field(init=False, default_factory=TopicLocks)
 
     def __post_init__(self) -> None:
         self.batcher = ReconcileBatcher(self.backend)
@@ -482,13 +485,14 @@ def refresh_statuses(rt: Runtime, snapshot: ClusterSnapshot, topics: Iterable[st
                 continue
             namespace, name = owner
             try:
-                resource: dict[str, Any] = api.get_namespaced_custom_object(
-                    GROUP, VERSION, namespace, PLURAL, name
-                )
-                new = followed_status(name, resource, topic, snapshot)
-                said: list[tuple[str, str, str]] = []
-                if new is None and _drifted(resource, topic):
-                    new, said = _reconcile_drift(rt, name, resource, topic)
+                with rt.topic_locks(topic):  # the read and any write it leads to
+                    resource: dict[str, Any] = api.get_namespaced_custom_object(
+                        GROUP, VERSION, namespace, PLURAL, name
+                    )
+                    new = followed_status(name, resource, topic, snapshot)
+                    said: list[tuple[str, str, str]] = []
+                    if new is None and _drifted(resource, topic):
+                        new, said = _reconcile_drift(rt, name, resource, topic)
                 changes = None if new is None else _status_changes(resource["status"], new)
                 if new is not None and changes is not None:
                     # Conditional on the version read: a reconcile that wrote meanwhile wins.
@@ -630,6 +634,8 @@ def _delete(call: Call) -> None:
     desired = parse_spec(name, spec)
     if isinstance(desired, RejectedSpec):
         return  # an invalid spec never created a topic
+    # A reconcile of drift that read this resource before its deletion writes first.
+    rt.topic_locks.wait_for(desired.name)
     released = (meta.get("annotations") or {}).get(MANAGED) == "false"
     if released or desired.deletion_policy is DeletionPolicy.RETAIN:
         if rt.backend.deletion_requested(desired.name):
