@@ -1,13 +1,15 @@
-"""The status follower's reconcile of drift and the delete handler, racing on one topic: a
-managed topic deleted by hand is created again by the follower, and a resource deleted while
-that reconcile is in flight must not leave the topic behind it (the follower read the resource
-before its deletion, the delete handler looked before the follower wrote)."""
+"""A reconcile of drift and the delete handler, racing on one topic: a managed topic deleted by
+hand is created again (by the status follower, or by the drift timer for an unsettled
+resource), and a resource deleted while that reconcile is in flight must not leave the topic
+behind it (the reconcile read the resource before its deletion, the delete handler looked
+before the reconcile wrote)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import kopf
@@ -28,6 +30,33 @@ pytestmark = [pytest.mark.zookeeper]
 
 GROUP, VERSION, PLURAL = handlers.GROUP, handlers.VERSION, handlers.PLURAL
 WAIT = 30.0  # for what happens at once; a bound, not a pause
+
+
+def with_kopf_settings() -> None:
+    """As kopf sets them for its handlers; no events posted (no kopf loop to post them)."""
+    settings = kopf.OperatorSettings()
+    settings.posting.enabled = False
+    settings.posting.level = 100
+    posting.settings_var.set(settings)
+
+
+def follower_pass(rt: handlers.Runtime, resource: dict[str, Any]) -> None:
+    """The status follower, told that the topic changed (it reads the resource itself)."""
+    snapshot = rt.backend.read(["orders"], list_topics=False)
+    handlers.refresh_statuses(rt, snapshot, ["orders"])
+
+
+def drift_timer(rt: handlers.Runtime, resource: dict[str, Any]) -> None:
+    """The drift timer fired, kopf handing it the resource's body."""
+    with_kopf_settings()
+    body = kopf.Body(resource)
+    with contextlib.suppress(kopf.TemporaryError):  # its topic written, partitions to come
+        asyncio.run(handlers.drift(name="orders", namespace="default", spec=body.spec,
+                                   meta=body.meta, status=body.status, patch=kopf.Patch(),
+                                   body=body, memo=kopf.Memo(runtime=rt)))  # fmt: skip
+
+
+WRITERS = [follower_pass, drift_timer]
 
 
 @pytest.fixture
@@ -52,8 +81,12 @@ def settled_resource(api: Any) -> dict[str, Any]:
         GROUP, VERSION, "default", PLURAL, "orders", {"status": status}))  # fmt: skip
 
 
+@pytest.mark.parametrize("writer", WRITERS)
 def test_a_deletion_waits_for_the_reconcile_of_drift_in_flight(
-    emulator: ApiServer, rt: handlers.Runtime, request: pytest.FixtureRequest
+    emulator: ApiServer,
+    rt: handlers.Runtime,
+    request: pytest.FixtureRequest,
+    writer: Callable[[handlers.Runtime, dict[str, Any]], None],
 ) -> None:
     from kubernetes import client
 
@@ -63,28 +96,27 @@ def test_a_deletion_waits_for_the_reconcile_of_drift_in_flight(
     meta = resource["metadata"]
     rt.claims.claim(Claim(meta["creationTimestamp"], "default", "orders", "orders"))
     backend = rt.backend
-    assert not backend.topic_exists("orders")  # deleted by hand: drift the follower reverts
+    assert not backend.topic_exists("orders")  # deleted by hand: drift the reconcile reverts
 
-    # The follower's reconcile holds at the batcher, after its read of the resource.
+    # The reconcile holds at the batcher, after its read of the resource.
     submitted, go = threading.Event(), threading.Event()
     submit = rt.batcher.submit
 
-    def held_submit(reconcile: Request) -> Any:
+    def held_submit(asked: Request) -> Any:
         submitted.set()
         go.wait(WAIT)
-        return submit(reconcile)
+        return submit(asked)
 
     rt.batcher.submit = held_submit  # type: ignore[method-assign]
-    snapshot = backend.read(["orders"], list_topics=False)
-    follower = threading.Thread(target=handlers.refresh_statuses, args=(rt, snapshot, ["orders"]))
-    follower.start()
+    reconcile = threading.Thread(target=writer, args=(rt, resource))
+    reconcile.start()
 
     def release() -> None:  # a failed test leaves no thread held
         go.set()
-        follower.join(WAIT)
+        reconcile.join(WAIT)
 
     request.addfinalizer(release)
-    assert submitted.wait(WAIT), "the follower did not reconcile the drift"
+    assert submitted.wait(WAIT), "no reconcile of the drift"
 
     api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
     deleting = api.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
@@ -92,10 +124,7 @@ def test_a_deletion_waits_for_the_reconcile_of_drift_in_flight(
     outcome: list[BaseException | None] = []
 
     def delete_handler() -> None:
-        settings = kopf.OperatorSettings()
-        settings.posting.enabled = False
-        settings.posting.level = 100  # no events: no kopf loop to post them
-        posting.settings_var.set(settings)  # as kopf sets it for its handlers
+        with_kopf_settings()
         try:
             asyncio.run(handlers.delete(
                 name="orders", namespace="default", spec=deleting["spec"],
@@ -112,14 +141,30 @@ def test_a_deletion_waits_for_the_reconcile_of_drift_in_flight(
     deletion.join(1.0)
     assert deletion.is_alive(), f"the deletion did not wait for the write in flight: {outcome}"
     go.set()
-    follower.join(WAIT)
+    reconcile.join(WAIT)
     deletion.join(WAIT)
-    assert not follower.is_alive() and not deletion.is_alive()
+    assert not reconcile.is_alive() and not deletion.is_alive()
 
-    # The follower wrote the topic first; the deletion then asked Kafka to delete it.
+    # The reconcile wrote the topic first; the deletion then asked Kafka to delete it.
     assert backend.topic_exists("orders")
     assert backend.deletion_requested("orders")
     [answer] = outcome
     # It waits on the deletion (with no controller here: "no active controller").
     assert isinstance(answer, kopf.TemporaryError)
     assert "Deletion of topic 'orders' waits" in str(answer)
+
+
+def test_a_drift_timer_that_sees_the_deletion_writes_nothing(
+    emulator: ApiServer, rt: handlers.Runtime
+) -> None:
+    """kopf's timer body is live: a timer that took the lock after the delete handler sees the
+    deletionTimestamp, and leaves the topic to the deletion."""
+    from kubernetes import client
+
+    install_crd("kafkatopics.yaml")
+    api = client.CustomObjectsApi()
+    settled_resource(api)
+    api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
+    deleting = api.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
+    drift_timer(rt, deleting)
+    assert not rt.backend.topic_exists("orders")

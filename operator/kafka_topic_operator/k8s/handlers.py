@@ -95,7 +95,7 @@ class Runtime:
     # kopf's settings, kept at startup: the finalizer is patched through kopf's client.
     kopf_settings: kopf.OperatorSettings | None = field(init=False, default=None)
     follower: StatusFollowing = field(init=False)
-    # The follower's reconcile of drift against the delete handler (`topic_locks`).
+    # Reconciles of drift (the follower's, the timer's) against the delete handler.
     topic_locks: TopicLocks = field(init=False, default_factory=TopicLocks)
 
     def __post_init__(self) -> None:
@@ -193,9 +193,12 @@ async def drift(
 ) -> None:
     """Reverts what was changed behind the operator's back (a config edited in ZooKeeper) and
     reports what cannot be (partitions added by hand)."""
-    call = Call(name, namespace, spec, meta, status, patch, body, memo)
-    with _handling(call):
-        await _reconcile(call)
+    async with runtime(memo).topic_locks.held(topic_of(name, spec)):
+        if meta.get("deletionTimestamp"):  # live: the delete handler has the topic now
+            return
+        call = Call(name, namespace, spec, meta, status, patch, body, memo)
+        with _handling(call):
+            await _reconcile(call)
 
 
 def unsettled(

@@ -7,12 +7,17 @@ as read before its deletion. So the follower holds the topic's lock from its rea
 the write, and the delete handler waits for that lock before it looks at the topic: a reconcile
 of drift that read the resource before its deletionTimestamp has written by then (the deletion
 then removes what it wrote), and any later one reads the deletionTimestamp and leaves it alone.
+The drift timer holds it too: kopf runs a timer beside the delete handler, with the live body,
+whose deletionTimestamp the timer sees once it holds the lock.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import zlib
+from collections.abc import AsyncIterator
 
 
 class TopicLocks:
@@ -29,3 +34,19 @@ class TopicLocks:
         """Returns once no one holds `topic`'s lock (what holds it has finished)."""
         with self(topic):
             pass
+
+    @contextlib.asynccontextmanager
+    async def held(self, topic: str) -> AsyncIterator[None]:
+        """`topic`'s lock for a coroutine: taken in a thread while kopf's loop goes on."""
+        lock = self(topic)
+        taking = asyncio.get_running_loop().run_in_executor(None, lock.acquire)
+        try:
+            await asyncio.shield(taking)
+        except asyncio.CancelledError:
+            # Cancelled while the thread waits for it: released as soon as it is taken.
+            taking.add_done_callback(lambda _: lock.release())
+            raise
+        try:
+            yield
+        finally:
+            lock.release()
