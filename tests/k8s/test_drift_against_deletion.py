@@ -16,7 +16,7 @@ import kopf
 import pytest
 from kopf._core.engines import posting
 
-from kafka_topic_operator.k8s import handlers
+from kafka_topic_operator.k8s import handlers, topic_deletion
 from kafka_topic_operator.k8s.finalizer import FINALIZER
 from kafka_topic_operator.topics.batcher import Request
 from kafka_topic_operator.topics.ownership import Claim
@@ -126,7 +126,7 @@ def test_a_deletion_waits_for_the_reconcile_of_drift_in_flight(
     def delete_handler() -> None:
         with_kopf_settings()
         try:
-            asyncio.run(handlers.delete(
+            asyncio.run(topic_deletion.delete(
                 name="orders", namespace="default", spec=deleting["spec"],
                 meta=deleting["metadata"], status=deleting["status"], patch=kopf.Patch(),
                 body=kopf.Body(deleting), memo=kopf.Memo(runtime=rt)))  # fmt: skip

@@ -478,7 +478,7 @@ def test_with_topic_deletion_disabled_the_resource_says_so_and_can_be_released(
         eventually(lambda: log_file.read_text().count(retried) >= 2, "two more checks", timeout=20)
         errors = [line for line in log_file.read_text().splitlines() if " ERROR " in line]
         assert len(errors) == 1 and errors[0].endswith(
-            f"{message} (kafka_topic_operator.k8s.handlers)"
+            f"{message} (kafka_topic_operator.k8s.topic_deletion)"
         ), errors
         setup.api.patch_namespaced_custom_object(
             GROUP, VERSION, "default", PLURAL, "kept",

@@ -1,8 +1,7 @@
 """The kopf handlers for KafkaTopic resources (`operator_lifecycle` holds the operator-wide ones).
 
 One reconcile path serves create, resume, spec updates and the drift timer; deletion is a
-finalizer that follows TopicDeletionManager (the delete marker, then waiting, with the reason in
-status, until the topic's znodes are gone; on KRaft, until Kafka no longer lists the topic).
+finalizer (`topic_deletion`).
 The work itself is in `topics.*`; this module wires it to Kubernetes: annotations, ownership of
 a topic name, status patches and events.
 """
@@ -11,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import datetime
 import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 import kopf
 
@@ -37,9 +35,6 @@ from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.kafka.errors import (
     ClusterUnavailableError,
     ReassignmentInProgressException,
-    TopicAlreadyMarkedForDeletionException,
-    TopicDeletionDisabledException,
-    UnknownTopicOrPartitionException,
 )
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.topics.backend import StatusFollowing, TopicBackend
@@ -47,7 +42,7 @@ from kafka_topic_operator.topics.batcher import Outcome, ReconcileBatcher
 from kafka_topic_operator.topics.ownership import TopicClaims
 from kafka_topic_operator.topics.plan import announcement
 from kafka_topic_operator.topics.reconcile import Request, Step
-from kafka_topic_operator.topics.spec import DeletionPolicy, RejectedSpec, parse_spec, topic_of
+from kafka_topic_operator.topics.spec import parse_spec, topic_of
 from kafka_topic_operator.topics.status import (
     FOLLOWED_REASONS,
     Condition,
@@ -65,7 +60,6 @@ GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
 PAUSE = "kto.dev/pause-reconciliation"
 MANAGED = "kto.dev/managed"
 DRIFT_INTERVAL = 60.0
-DELETION_RETRY = 5.0
 DRIFT_RECHECK = 1.0
 REASSIGNMENT_RETRY = 2.0
 BROKERS_RETRY = 5.0
@@ -147,10 +141,6 @@ def selected(labels: Mapping[str, str], memo: kopf.Memo, **_: Any) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-def _owner(rt: Runtime, topic: str) -> tuple[str, str] | None:
-    return rt.claims.owner(topic)
-
-
 async def reconcile(
     name: str,
     namespace: str | None,
@@ -176,7 +166,7 @@ async def reconcile(
         except ChangedMeanwhile as e:
             raise waiting(f"the resource changed while it was read: {e}", delay=0.5) from e
     call = Call(name, namespace, spec, meta, status, patch, body, memo)
-    with _handling(call):
+    with handling(call):
         await _reconcile(call)
 
 
@@ -197,7 +187,7 @@ async def drift(
         if meta.get("deletionTimestamp"):  # live: the delete handler has the topic now
             return
         call = Call(name, namespace, spec, meta, status, patch, body, memo)
-        with _handling(call):
+        with handling(call):
             await _reconcile(call)
 
 
@@ -225,7 +215,7 @@ def _ready_reason(status: Mapping[str, Any]) -> str | None:
 
 
 @contextlib.contextmanager
-def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
+def handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
     """Metrics around a handler; the cluster out of reach is said in status and retried later,
     instead of hanging."""
     started = time.monotonic()
@@ -243,7 +233,7 @@ def _handling(call: Call, *, deleting: bool = False) -> Iterator[None]:
             health.report_failure(str(e))
         unavailable = Condition("Unknown", rt.backend.unavailable_reason, str(e))
         named = topic_of(call.name, call.spec)
-        _set_condition(call.patch, call.status, call.meta, unavailable, named)
+        set_condition(call.patch, call.status, call.meta, unavailable, named)
         raise kopf.TemporaryError(str(e), delay=ZOOKEEPER_RETRY) from e
     finally:
         metrics.RECONCILES.labels(result).inc()
@@ -265,16 +255,16 @@ async def _reconcile(call: Call) -> None:
     topic = desired.name
     if annotations.get(PAUSE) == "true":
         paused = Condition("Unknown", "ReconciliationPaused", f'{PAUSE} is "true"')
-        _set_condition(patch, status, meta, paused, topic)
+        set_condition(patch, status, meta, paused, topic)
         return
     if annotations.get(MANAGED) == "false":
         left = Condition("Unknown", "Unmanaged", f'{MANAGED} is "false": the topic is left alone')
-        _set_condition(patch, status, meta, left, topic)
+        set_condition(patch, status, meta, left, topic)
         return
-    owner = _owner(rt, topic)
+    owner = rt.claims.owner(topic)
     if owner is not None and owner != (namespace or "", name):
         message = f"Topic '{topic}' is already managed by KafkaTopic {owner[0]}/{owner[1]}"
-        _set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
+        set_condition(patch, status, meta, Condition("False", "Conflict", message), topic)
         return
     request = Request(name, desired, managed_topic=managed_topic(status))
     try:
@@ -284,7 +274,7 @@ async def _reconcile(call: Call) -> None:
         # Written, and not yet taken up by Kafka's controller (or someone else's): as waiting.
         raise waiting(str(e), delay=REASSIGNMENT_RETRY) from e
     new, condition = _settled(rt, outcome, status, generation)
-    if _set_status(patch, status, new):
+    if set_status(patch, status, new):
         for kind, reason, message in _announcements(outcome.step, condition):
             kopf.event(body, type=kind, reason=reason, message=message)
     # Partitions the controller is still making are looked at again in a second. Offline ones
@@ -356,7 +346,7 @@ async def _through_outages(
                     done, _ = await asyncio.wait({future}, timeout=rt.retry_seconds)
                 if not done and (health.down or not await health.check()):
                     why = f"{rt.backend.where} did not answer within {rt.retry_seconds} s"
-                    status = await _report_unavailable(rt, request, namespace, meta, status,
+                    status = await report_unavailable(rt, request, namespace, meta, status,
                                                        body, why)  # fmt: skip
                     reported = True
             outcome = await future
@@ -368,7 +358,7 @@ async def _through_outages(
                 raise  # kopf retries (ZOOKEEPER_RETRY), as before the health watch started
             health.report_failure(str(e))
             if not reported:
-                status = await _report_unavailable(rt, request, namespace, meta, status, body,
+                status = await report_unavailable(rt, request, namespace, meta, status, body,
                                                    str(e))  # fmt: skip
                 reported = True
             started = time.monotonic()
@@ -376,7 +366,7 @@ async def _through_outages(
             waited += time.monotonic() - started
 
 
-async def _report_unavailable(
+async def report_unavailable(
     rt: Runtime,
     request: Request,
     namespace: str | None,
@@ -433,14 +423,14 @@ def _patch_status_now(namespace: str, name: str, changes: Mapping[str, Any]) -> 
         _patch_status(kubernetes.client.CustomObjectsApi(client), namespace, name, changes)
 
 
-def _set_condition(
+def set_condition(
     patch: kopf.Patch,
     status: Mapping[str, Any],
     meta: Mapping[str, Any],
     condition: Condition,
     topic: str | None = None,
 ) -> bool:
-    return _set_status(patch, status, _condition_only(status, meta, condition, topic))
+    return set_status(patch, status, _condition_only(status, meta, condition, topic))
 
 
 def _condition_only(
@@ -460,7 +450,7 @@ def _condition_only(
     return new
 
 
-def _set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+def set_status(patch: kopf.Patch, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Patches status only when it changed (ignoring transition times); True if it did."""
     changes = _status_changes(old, new)
     for key, value in (changes or {}).items():
@@ -567,132 +557,6 @@ def _look_again_in(rt: Runtime, topic: str, delay: float) -> None:
 def _look_again(rt: Runtime, topic: str) -> None:
     rt.follower.follow(topic)
     rt.follower.refresh(topic)
-
-
-async def delete(
-    name: str,
-    namespace: str | None,
-    spec: kopf.Spec,
-    meta: kopf.Meta,
-    status: kopf.Status,
-    patch: kopf.Patch,
-    body: kopf.Body,
-    memo: kopf.Memo,
-    **_: Any,
-) -> None:
-    call = Call(name, namespace, spec, meta, status, patch, body, memo)
-    with _handling(call, deleting=True):
-        await _delete_through_outages(call)
-
-
-async def _delete_through_outages(call: Call) -> None:
-    """The finalizer's work in a thread; while ZooKeeper does not answer, status says
-    ZooKeeperUnavailable and the deletion waits for ZooKeeper's return, then goes on at once
-    (kopf's retry delay would outlive a short outage)."""
-    rt = runtime(call.memo)
-    health = rt.health
-    reported = False
-    waited = 0.0
-    while True:
-        try:
-            await asyncio.to_thread(_delete, call)
-            return
-        except ClusterUnavailableError as e:
-            if health is None or waited > rt.retry_seconds * 30:
-                raise  # kopf retries (ZOOKEEPER_RETRY)
-            health.report_failure(str(e))
-            if not reported:
-                parsed = parse_spec(call.name, call.spec)
-                request = Request(call.name, parsed, managed_topic(call.status))
-                status = await _report_unavailable(rt, request, call.namespace, call.meta,
-                                                   call.status, call.body, str(e))  # fmt: skip
-                call = dataclasses.replace(call, status=status)
-                reported = True
-            started = time.monotonic()
-            await health.wait_up()
-            waited += time.monotonic() - started
-
-
-def _deletion_disabled(call: Call, topic: str, why: str) -> NoReturn:
-    """Says, once, that the cluster does not delete topics, and waits."""
-    message = (
-        f"Topic '{topic}' is still there but {why} runs with delete.topic.enable=false. Enable "
-        f'it, or release this resource with deletionPolicy: Retain or {MANAGED}: "false".'
-    )
-    disabled = Condition("False", "DeletionDisabled", message)
-    if _set_condition(call.patch, call.status, call.meta, disabled, topic):
-        log.error("%s", message)  # once: the checks that follow wait quietly
-        kopf.warn(call.body, reason="DeletionDisabled", message=message)
-    raise waiting(message, delay=DELETION_RETRY)
-
-
-def _say_deleted(body: kopf.Body, topic: str) -> None:
-    kopf.event(body, type="Normal", reason="Deleted", message=f"Topic '{topic}' deleted")
-
-
-def _delete(call: Call) -> None:
-    name, namespace, spec, meta = call.name, call.namespace, call.spec, call.meta
-    status, patch, body = call.status, call.patch, call.body
-    rt = runtime(call.memo)
-    desired = parse_spec(name, spec)
-    if isinstance(desired, RejectedSpec):
-        return  # an invalid spec never created a topic
-    # A reconcile of drift that read this resource before its deletion writes first.
-    rt.topic_locks.wait_for(desired.name)
-    released = (meta.get("annotations") or {}).get(MANAGED) == "false"
-    if released or desired.deletion_policy is DeletionPolicy.RETAIN:
-        if rt.backend.deletion_requested(desired.name):
-            # Kafka's controller keeps a requested deletion queued until it can finish it (the
-            # marker is read at failover only): the resource goes, the topic will not stay.
-            why = f'{MANAGED}: "false"' if released else "deletionPolicy Retain"
-            kopf.warn(body, reason="DeletionAlreadyRequested", message=(
-                f"{why} releases this resource, but the deletion of topic '{desired.name}' was "
-                "already requested and Kafka's controller finishes it once it can (when the "
-                "offline brokers return)"))  # fmt: skip
-            return
-        log.info("Keeping topic %s: %s", desired.name, "unmanaged" if released else "Retain")
-        return
-    owner = _owner(rt, desired.name)
-    if owner is not None and owner != (namespace or "", name):
-        return  # the topic belongs to another resource
-    backend = rt.backend
-    asked = status.get("deletion", {}).get("requested") if isinstance(status, Mapping) else None
-    if not backend.topic_exists(desired.name):
-        if asked:  # the controller finished what this handler started
-            _say_deleted(body, desired.name)
-        return
-    if not backend.deletion_requested(desired.name):
-        # On ZooKeeper a controller with delete.topic.enable=false removes the marker and keeps
-        # the topic; on KRaft the brokers refuse the request.
-        if asked and backend.deletion_is_marked:
-            _deletion_disabled(call, desired.name, "its deletion marker is gone: the controller")
-        try:
-            backend.delete_topic(desired.name)
-        except (TopicAlreadyMarkedForDeletionException, UnknownTopicOrPartitionException):
-            pass
-        except TopicDeletionDisabledException:
-            _deletion_disabled(call, desired.name, "Kafka refused to delete it: the cluster")
-        else:
-            said = "marked for deletion" if backend.deletion_is_marked else "deleted"
-            kopf.event(body, type="Normal", reason="DeletionStarted",
-                       message=f"Topic '{desired.name}' {said}")  # fmt: skip
-    snapshot = backend.read([desired.name], list_topics=False)
-    if desired.name not in snapshot.topics:
-        _say_deleted(body, desired.name)
-        return
-    blockers = snapshot.deletion_blockers(desired.name)
-    reason = "DeletionIneligible" if blockers else "DeletionInProgress"
-    message = (
-        f"Deletion of topic '{desired.name}' waits: {'; '.join(blockers)}"
-        if blockers
-        else f"Topic '{desired.name}' is being deleted"
-    )
-    new = topic_status(desired.name, int(meta.get("generation") or 0),
-                       Condition("False", reason, message), snapshot)  # fmt: skip
-    new["deletion"] = {**new.get("deletion", {}), "requested": True}
-    if _set_status(patch, status, new) and blockers:  # said once, when the wait starts
-        kopf.warn(body, reason=reason, message=message)
-    raise waiting(message, delay=DELETION_RETRY)
 
 
 __all__ = ["FINALIZER", "Runtime"]

@@ -15,11 +15,11 @@ from kafka_topic_operator.k8s.handlers import (
     PAUSE,
     PLURAL,
     VERSION,
-    delete,
     drift,
     reconcile,
     unsettled,
 )
+from kafka_topic_operator.k8s.topic_deletion import delete
 
 
 def register(selector: Mapping[str, str], drift_interval: float = DRIFT_INTERVAL) -> None:
