@@ -31,7 +31,7 @@ from kafka_topic_operator.kafka.errors import (
 )
 from kafka_topic_operator.topics.backend import TopicBackend
 from kafka_topic_operator.topics.reconcile import Request
-from kafka_topic_operator.topics.spec import DeletionPolicy, RejectedSpec, parse_spec
+from kafka_topic_operator.topics.spec import DeletionPolicy, RejectedSpec, parse_spec, topic_of
 from kafka_topic_operator.topics.status import Condition, managed_topic, topic_status
 
 DELETION_RETRY = 5.0
@@ -51,6 +51,9 @@ async def delete(
     **_: Any,
 ) -> None:
     call = Call(name, namespace, spec, meta, status, patch, body, memo)
+    # A reconcile of drift that read this resource before its deletion writes first.
+    async with runtime(memo).topic_locks.held(topic_of(name, spec)):
+        pass
     with handling(call, deleting=True):
         await _delete_through_outages(call)
 
@@ -123,8 +126,6 @@ def _delete(call: Call) -> None:
     desired = parse_spec(name, spec)
     if isinstance(desired, RejectedSpec):
         return  # an invalid spec never created a topic
-    # A reconcile of drift that read this resource before its deletion writes first.
-    rt.topic_locks.wait_for(desired.name)
     released = (meta.get("annotations") or {}).get(MANAGED) == "false"
     if released or desired.deletion_policy is DeletionPolicy.RETAIN:
         if rt.backend.deletion_requested(desired.name):

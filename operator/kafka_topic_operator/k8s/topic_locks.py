@@ -30,23 +30,21 @@ class TopicLocks:
     def __call__(self, topic: str) -> threading.Lock:
         return self._locks[zlib.crc32(topic.encode()) % len(self._locks)]
 
-    def wait_for(self, topic: str) -> None:
-        """Returns once no one holds `topic`'s lock (what holds it has finished)."""
-        with self(topic):
-            pass
-
     @contextlib.asynccontextmanager
     async def held(self, topic: str) -> AsyncIterator[None]:
-        """`topic`'s lock for a coroutine: taken in a thread while kopf's loop goes on."""
+        """`topic`'s lock for a coroutine, waited for on kopf's loop (tried, then tried again a
+        moment later), not in a thread of the loop's executor: a thread blocked there on it
+        could be the very one the lock's holder waits for."""
         lock = self(topic)
-        taking = asyncio.get_running_loop().run_in_executor(None, lock.acquire)
-        try:
-            await asyncio.shield(taking)
-        except asyncio.CancelledError:
-            # Cancelled while the thread waits for it: released as soon as it is taken.
-            taking.add_done_callback(lambda _: lock.release())
-            raise
+        pause = FIRST_PAUSE
+        while not lock.acquire(blocking=False):
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, LONGEST_PAUSE)
         try:
             yield
         finally:
             lock.release()
+
+
+# Holders keep a lock for a write (milliseconds to a second): a waiter looks again soon.
+FIRST_PAUSE, LONGEST_PAUSE = 0.001, 0.05
