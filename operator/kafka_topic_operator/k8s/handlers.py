@@ -347,7 +347,7 @@ async def _through_outages(
                 if not done and (health.down or not await health.check()):
                     why = f"{rt.backend.where} did not answer within {rt.retry_seconds} s"
                     status = await report_unavailable(rt, request, namespace, meta, status,
-                                                       body, why)  # fmt: skip
+                                                      body, why)  # fmt: skip
                     reported = True
             outcome = await future
             if health is not None:
@@ -359,7 +359,7 @@ async def _through_outages(
             health.report_failure(str(e))
             if not reported:
                 status = await report_unavailable(rt, request, namespace, meta, status, body,
-                                                   str(e))  # fmt: skip
+                                                  str(e))  # fmt: skip
                 reported = True
             started = time.monotonic()
             await health.wait_up()

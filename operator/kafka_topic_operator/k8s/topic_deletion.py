@@ -78,7 +78,7 @@ async def _delete_through_outages(call: Call) -> None:
                 parsed = parse_spec(call.name, call.spec)
                 request = Request(call.name, parsed, managed_topic(call.status))
                 status = await report_unavailable(rt, request, call.namespace, call.meta,
-                                                   call.status, call.body, str(e))  # fmt: skip
+                                                  call.status, call.body, str(e))  # fmt: skip
                 call = dataclasses.replace(call, status=status)
                 reported = True
             started = time.monotonic()
