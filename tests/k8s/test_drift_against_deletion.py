@@ -68,7 +68,8 @@ def rt(zk: ZkClient, dev_brokers: None) -> Iterator[handlers.Runtime]:
 
 
 def settled_resource(api: Any) -> dict[str, Any]:
-    """A KafkaTopic as its reconcile left it: finalized, Ready, its topic created."""
+    """A KafkaTopic as its reconcile left it (finalized, Ready); its topic is not made here:
+    as if deleted by hand since, which a reconcile of drift creates again."""
     body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaTopic",
             "metadata": {"name": "orders", "finalizers": [FINALIZER]},
             "spec": {"partitions": 1, "replicas": 1}}  # fmt: skip
