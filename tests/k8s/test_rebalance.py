@@ -334,8 +334,9 @@ def test_partition_sizes_come_from_a_config_map_and_disk_usage_is_balanced(setup
             "data": {"broker-1.txt": log_dirs_output(before, size, {1})}}  # fmt: skip
     client.CoreV1Api().create_namespaced_config_map("default", body)
     annotate(setup, "bytes", "refresh")
-    # Four goals planned by local Spark in the operator: about 40 s alone, over 100 s beside
-    # make test's other workers (a wait, not a speed figure: make bench measures planning).
+    # Four goals planned by local Spark in the operator: the whole test took 42 s alone and
+    # 90-102 s beside make test's other workers (a wait, not a speed figure: make bench
+    # measures planning).
     ready = wait_state(setup, "bytes", "ProposalReady", timeout=240)
     result = ready["status"]["optimizationResult"]
     after = planned(ready, before)
