@@ -3,7 +3,9 @@ twin (our controller and dev brokers, in this process). Both have brokers 0, 1, 
 and automatic leader rebalancing off (its timer would make the runs differ by when it fires).
 
 In Kafka the controller lives in a broker; the twin runs one controller beside each dev broker,
-with the broker's id, so stopping or killing a broker stops its controller too, as in Kafka."""
+with the broker's id and the broker's ZooKeeper session (KafkaServer shares one KafkaZkClient
+between the two), so stopping or killing a broker stops its controller too, and a kill ends the
+broker's registration and `/controller` at once, as in Kafka."""
 
 from __future__ import annotations
 
@@ -92,25 +94,31 @@ class TwinBackend:
         broker = DevBroker(config)
         broker.start()
         self.brokers[broker_id] = broker
+        # One session: with two, a killed controller's `/controller` went first and the next
+        # controller could still see the dead broker registered, taking one leader epoch where
+        # Kafka's failover takes two (the replicas offline, then the election).
         controller = KafkaController(
             ControllerConfig(
                 self.zookeeper,
                 broker_id=broker_id,
                 auto_leader_rebalance_enable=False,
                 session_timeout=TWIN_SESSION_TIMEOUT,
-            )
+            ),
+            zk=broker.zk,
         )
         controller.start()
         self.controllers[broker_id] = controller
 
     def stop_broker(self, broker_id: int) -> None:
-        # KafkaServer.shutdown: the controlled shutdown first, then the controller resigns.
+        # KafkaServer.shutdown: the controlled shutdown first; closing the shared session then
+        # ends the registration and, if it was the controller, `/controller` together.
         self.brokers.pop(broker_id).shutdown(controlled=True)
         self.controllers.pop(broker_id).stop()
 
     def kill_broker(self, broker_id: int) -> None:
-        self.controllers.pop(broker_id).stop()
+        # The broker first: the controller's stop would resign, deleting `/controller` alone.
         self.brokers.pop(broker_id).shutdown(controlled=False)
+        self.controllers.pop(broker_id).stop()
 
     def close(self) -> None:
         for broker_id in list(self.brokers):

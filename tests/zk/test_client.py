@@ -260,3 +260,30 @@ def test_unreachable_server_is_a_clear_error() -> None:
     client = ZkClient(f"127.0.0.1:{free_port()}")
     with pytest.raises(ZkConnectionError, match="cannot connect to ZooKeeper"):
         client.start(timeout=1.0)
+
+
+@pytest.mark.parametrize("deadline", [None, 5.0], ids=["no-deadline", "deadline"])
+@pytest.mark.parametrize("started", [True, False], ids=["stopped", "never-started"])
+def test_a_call_on_a_closed_client_fails_at_once(
+    zk_chroot: str, deadline: float | None, started: bool
+) -> None:
+    """kazoo reports a closed client as a session expiry, which the retry recovers from: a
+    controller thread still at work when its owner stopped the client retried forever."""
+    client = ZkClient(zk_chroot, retry_deadline=deadline)
+    if started:
+        client.start()
+        client.stop()
+    outcome: list[Exception | None] = []
+
+    def call() -> None:
+        try:
+            client.multi([Create("/late", b"")])
+            outcome.append(None)
+        except Exception as e:
+            outcome.append(e)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    caller.join(timeout=5.0)
+    assert not caller.is_alive(), "the call is still retrying"
+    assert isinstance(outcome[0], ZkConnectionError) and "is closed" in str(outcome[0])

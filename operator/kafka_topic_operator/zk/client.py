@@ -21,6 +21,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
     AuthFailedError,
     BadVersionError,
+    ConnectionClosedError,
     ConnectionLoss,
     KazooException,
     NoAuthError,
@@ -31,6 +32,7 @@ from kazoo.exceptions import (
     UnimplementedError,
 )
 from kazoo.protocol.paths import _prefix_root
+from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE, make_acl, make_digest_acl
 
@@ -215,6 +217,11 @@ class ZkClient:
     @property
     def connected(self) -> bool:
         return bool(self._kazoo.connected)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client has no session to work in: never started, or stopped."""
+        return bool(self._kazoo.client_state == KeeperState.CLOSED)
 
     @property
     def session_id(self) -> int:
@@ -566,20 +573,29 @@ class ZkClient:
         # A copy per call: KazooRetry keeps its attempt count and deadline in the instance, and
         # callers (kopf's handler threads) share this client.
         retry = self._retry.copy()
-        if retry.deadline is None:
-            return retry(func, *args, **kwargs)
+        deadline = retry.deadline
 
         def attempt() -> Any:
+            # kazoo reports a closed client as a session expiry, which the retry recovers from:
+            # a thread still at work when the client's owner stopped it would retry forever.
+            if self.closed:
+                raise self._closed()
             # kazoo queues a request made while disconnected until the connection is back: with
             # a deadline, fail fast instead (ConnectionLoss is retried until the deadline).
-            if not self._kazoo.connected:
+            if deadline is not None and not self._kazoo.connected:
                 raise ConnectionLoss()
-            return func(*args, **kwargs)
+            try:
+                return func(*args, **kwargs)
+            except ConnectionClosedError as e:
+                raise self._closed() from e
 
         try:
             return retry(attempt)
         except RetryFailedError as e:
             raise self._unreachable() from e
+
+    def _closed(self) -> ZkConnectionError:
+        return ZkConnectionError(f"the ZooKeeper client for {self.hosts} is closed")
 
     def _unreachable(self) -> ZkConnectionError:
         return ZkConnectionError(
@@ -593,6 +609,8 @@ class ZkClient:
             return
         deadline = time.monotonic() + self._retry.deadline
         while not self._kazoo.connected:
+            if self.closed:
+                raise self._closed()
             if time.monotonic() > deadline:
                 raise self._unreachable()
             time.sleep(0.05)
