@@ -4,6 +4,7 @@ real Kafka brokers (one shared cluster, or a fresh one for a test that needs it)
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,14 @@ if TYPE_CHECKING:
     from kafka_topic_operator.zk.client import ZkClient
     from kto_dev.apache_kafka.cluster import KafkaCluster
     from kto_dev.apache_kafka.kraft import KRaftCluster
+
+# The tests' JVMs live for seconds to minutes: the C1 compiler alone and the serial collector
+# start them sooner and spend about half the CPU on the tests' small jobs (as the dev Kafka
+# brokers do). Set for every process the tests start; production keeps the JVM's defaults.
+SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM)  # a local Spark's driver
+os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", SHORT_LIVED_JVM)  # standalone master, workers
+os.environ.setdefault("SERVER_JVMFLAGS", SHORT_LIVED_JVM)  # ZooKeeper's zkServer.sh
 
 
 @pytest.fixture(scope="session")

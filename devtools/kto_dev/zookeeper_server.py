@@ -124,7 +124,8 @@ class ZooKeeperServer:
         self.write_config()
         env = {**os.environ, "ZOO_LOG_DIR": str(self.directory), "ZOO_LOG4J_PROP": "WARN,CONSOLE"}
         if self.sasl_users:
-            env["SERVER_JVMFLAGS"] = f"-Djava.security.auth.login.config={self.jaas_path}"
+            login = f"-Djava.security.auth.login.config={self.jaas_path}"
+            env["SERVER_JVMFLAGS"] = f"{env.get('SERVER_JVMFLAGS', '')} {login}".strip()
         log = (self.directory / "server.log").open("ab")
         self._process = subprocess.Popen(
             [str(home / "bin" / "zkServer.sh"), "start-foreground", str(self.config_path)],
