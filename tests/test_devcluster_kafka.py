@@ -75,7 +75,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     started = kto("dev-cluster", "up", "--kafka", cwd=directory)
     assert started.returncode == 0, started.stderr
     state = json.loads((directory / ".kto" / "dev-cluster" / "state.json").read_text())
-    yield Cluster(directory, state)
+    cluster = Cluster(directory, state)
+    # Applied here, not only by the test that checks it: make test's workers may split this
+    # module's tests, each worker with a cluster of its own, and the later tests need payments.
+    cluster.kubectl("apply", "-f", "-", stdin=TOPIC)
+    ready = '{.status.conditions[?(@.type=="Ready")].status}'
+    eventually(lambda: cluster.kubectl("get", "kt", "payments", "-o", f"jsonpath={ready}")
+               == "True", "payments Ready", timeout=60)  # fmt: skip
+    yield cluster
     kto("dev-cluster", "down", cwd=directory)
 
 

@@ -127,7 +127,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     directory = Path(tmp_path_factory.mktemp("dev-cluster-kraft"))
     started = kto("dev-cluster", "up", "--kraft", cwd=directory)
     assert started.returncode == 0, started.stderr
-    yield Cluster(directory, started)
+    cluster = Cluster(directory, started)
+    # Applied here, not only by the test that checks it: make test's workers may split this
+    # module's tests, each worker with a cluster of its own, and the later tests need payments.
+    cluster.kubectl("apply", "-f", "-", stdin=TOPIC)
+    eventually(lambda: cluster.kubectl("get", "kt", "payments", "-o", f"jsonpath={READY}")
+               == "True", "payments Ready", timeout=120)  # fmt: skip
+    cluster.topic_id = cluster.topic("payments")["status"]["topicId"]
+    yield cluster
     kto("dev-cluster", "down", cwd=directory)
 
 
