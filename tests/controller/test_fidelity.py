@@ -45,8 +45,9 @@ def test_enabling_unclean_election_on_a_topic_elects_its_offline_partitions(
     cluster.wait_state(T0, lambda lai: lai.leader == -1)
     cluster.start_broker(1)  # out of the ISR: no clean leader
     cluster.waiter.exists(znodes.broker_path(1))
+    # Idle is not enough: the controller may go idle before the broker change reaches it.
+    eventually(lambda: 1 in controller.ctx.live_brokers, "the controller to see broker 1", 20)
     cluster.settle(controller)
-    assert 1 in controller.ctx.live_brokers
     state = cluster.state(T0)
     assert state is not None and state.leader_and_isr.leader == -1
     admin.change_topic_config(cluster.zk, "t", {"unclean.leader.election.enable": "TRUE"})
