@@ -194,6 +194,7 @@ def test_a_failed_stop_replica_makes_the_replica_ineligible_and_is_retried(
     controller = cluster.start_controller()
     admin.create_topic_with_assignment(cluster.zk, "t", {0: [0, 1, 2]})
     cluster.wait_online("t", 1)
+    eventually(lambda: all(cluster.has_log(b, T0) for b in (0, 1, 2)), "t-0 on every broker")
     cluster.log_dirs[1].failing = True
     admin.delete_topic(cluster.zk, "t")
     eventually(lambda: "t" in controller.ctx.topics_ineligible_for_deletion, "the deletion halted")

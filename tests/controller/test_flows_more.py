@@ -223,6 +223,8 @@ def test_delete_topic_disabled_removes_the_markers_and_keeps_the_topic(cluster: 
     cluster.start_controller(delete_topic_enable=False)
     admin.create_topic_with_assignment(cluster.zk, "t", {0: [0]})
     cluster.wait_online("t", 1)
+    # The leader is in ZooKeeper before the broker has acted on LeaderAndIsr: wait for its log.
+    eventually(lambda: cluster.has_log(0, T0), "broker 0 hosting t-0")
     admin.delete_topic(cluster.zk, "t")
     cluster.wait_gone(znodes.delete_topic_path("t"))
     assert cluster.zk.exists(znodes.topic_path("t"))
