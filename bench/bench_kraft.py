@@ -47,7 +47,8 @@ from bench_support import scratch_dir
 from kto_dev.apache_kafka.cluster import KafkaCluster
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, KRAFT_KAFKA_VERSION
 from kto_dev.apache_kafka.kraft import KRaftCluster
-from kto_dev.zookeeper_server import ZooKeeperServer, free_port
+from kto_dev.ports import free_port
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPICS = 1000

@@ -29,7 +29,8 @@ import yaml
 from bench_support import scratch_dir, warm_up
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kto_dev.zookeeper_server import ZooKeeperServer, free_port
+from kto_dev.ports import free_port
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPICS = 1000

@@ -40,7 +40,8 @@ from kto_dev.cluster_processes import (
     stop_together,
     wait_for,
 )
-from kto_dev.zookeeper_server import ZooKeeperServer, four_letter_word, free_port
+from kto_dev.ports import free_port
+from kto_dev.zookeeper_server import ZooKeeperServer, four_letter_word
 
 BROKERS = (0, 1, 2)
 KAFKA_RACKS = ("a", "b", "c")

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from kto_dev.cluster_processes import DevClusterError, spawn, wait_for
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 CRDS = Path(__file__).resolve().parents[2] / "crds"
 

@@ -27,7 +27,7 @@ from kto_dev.apache_kafka.broker import (
 )
 from kto_dev.apache_kafka.distribution import KRAFT_KAFKA_VERSION, is_complete, libs_dir
 from kto_dev.apache_kafka.kraft import KRaftNodeSpec, new_cluster_id, recorded_leader, spawn
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 MODES = ("combined", "split")
 BROKERS = (0, 1, 2)

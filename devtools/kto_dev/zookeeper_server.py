@@ -16,18 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from kto_dev.ports import free_port
+
 DEFAULT_HOME = Path("/usr/share/zookeeper")
 
 
 class ZooKeeperServerError(RuntimeError):
     """The server could not be found, started or reached."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def four_letter_word(port: int, word: str, host: str = "127.0.0.1", timeout: float = 1.0) -> str:

@@ -22,7 +22,8 @@ from kto_dev.apache_kafka.broker import (
     startup_failure,
 )
 from kto_dev.apache_kafka.cluster import KafkaCluster
-from kto_dev.zookeeper_server import ZooKeeperServer, free_port
+from kto_dev.ports import free_port
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 
 def spec(tmp_path: Path, zookeeper: str = "127.0.0.1:1/kafka", **fields: object) -> BrokerSpec:

@@ -9,7 +9,6 @@ import base64
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -20,6 +19,7 @@ import pytest
 from chart_testing import CHART, HELM, NAMESPACE, ROOT, ensure_binaries, kubectl
 from kto_testing import eventually
 
+from kto_dev.ports import free_port
 from kube_api_emulator import ApiServer
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
@@ -34,12 +34,6 @@ spec:
   partitions: 3
   replicas: 3
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def image_entrypoint(target: str) -> list[str]:

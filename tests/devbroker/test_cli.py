@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kto_dev.devbroker.cli import build_parser, config_from_args, main
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 
 @pytest.mark.parametrize(

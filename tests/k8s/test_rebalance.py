@@ -31,7 +31,7 @@ TOPICS = ("orders", "payments", "audit")
 
 @pytest.fixture
 def metrics_port() -> int:
-    from kto_dev.zookeeper_server import free_port
+    from kto_dev.ports import free_port
 
     return free_port()
 

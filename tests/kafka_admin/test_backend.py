@@ -39,7 +39,7 @@ from kafka_topic_operator.kafka_admin.connection import KafkaConnection
 from kafka_topic_operator.kafka_admin.errors import BrokerError
 from kafka_topic_operator.topics.backend import StatusFollowing, TopicBackend
 from kto_dev.apache_kafka.kraft import KRaftCluster
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 # A stopped broker and an unreachable cluster refuse connections: see conftest.py.
 pytestmark = [

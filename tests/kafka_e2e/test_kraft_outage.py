@@ -16,7 +16,7 @@ from kto_testing import eventually
 from status_captures import capture
 
 from kto_dev.apache_kafka.kraft import KRaftCluster
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 from .conftest import operating
 from .kafka_client import describe_topic

@@ -16,7 +16,7 @@ from typing import Any
 import pyspark
 from kto_testing import eventually
 
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 

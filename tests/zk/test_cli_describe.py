@@ -16,7 +16,8 @@ from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
-from kto_dev.zookeeper_server import ZooKeeperServer, free_port
+from kto_dev.ports import free_port
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 pytestmark = pytest.mark.zookeeper
 

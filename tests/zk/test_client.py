@@ -255,7 +255,7 @@ def test_credentials_never_show_the_password() -> None:
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
-    from kto_dev.zookeeper_server import free_port
+    from kto_dev.ports import free_port
 
     client = ZkClient(f"127.0.0.1:{free_port()}")
     with pytest.raises(ZkConnectionError, match="cannot connect to ZooKeeper"):

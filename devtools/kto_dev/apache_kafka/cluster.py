@@ -7,7 +7,7 @@ from pathlib import Path
 from types import TracebackType
 
 from kto_dev.apache_kafka.broker import BrokerSpec, KafkaBroker, KafkaBrokerError
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 RACKS = ("a", "b", "c")
 

@@ -44,7 +44,7 @@ from kto_dev.apache_kafka.distribution import (
     KafkaDistributionError,
     require_libs,
 )
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 RACKS = ("a", "b", "c")
 

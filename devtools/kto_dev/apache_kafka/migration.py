@@ -71,7 +71,7 @@ from kto_dev.apache_kafka.migration_config import (
     kraft_broker_properties,
     migrating_broker_overrides,
 )
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 MIGRATION_TIMEOUT = 120.0
 # The guide names this line on the active controller; the code spells ZooKeeper with a capital K.

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from kto_dev.zookeeper_server import free_port
+from kto_dev.ports import free_port
 
 from . import credentials
 from .build import Binaries, require_binaries
