@@ -462,6 +462,7 @@ def test_down_leaves_no_process_and_up_again_keeps_the_topic(cluster: Cluster) -
     started = cluster.kto("dev-cluster", "up", "--kraft")
     assert started.returncode == 0, started.stderr
     cluster.state = again = state_of(cluster.directory)
+    cluster.started = started  # what `up` printed now: the hints test may come after this one
     # The nodes' data, and so the cluster (its id, its topics), are the ones `down` left.
     assert again["kraft"]["cluster_id"] == state["kraft"]["cluster_id"]
     eventually(lambda: cluster.kubectl("get", "kt", "payments", "-o", f"jsonpath={READY}")
