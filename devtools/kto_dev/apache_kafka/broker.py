@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.distribution import (
     KAFKA_VERSION,
     KafkaDistributionError,
@@ -146,8 +147,9 @@ def java_executable() -> str:
 
 
 def java_command(spec: BrokerSpec, libs: Path) -> list[str]:
+    java = java_executable()
     return [
-        java_executable(),
+        java,
         f"-Xmx{spec.heap_mb}m",
         "-Xms64m",
         "-XX:+UseSerialGC",
@@ -155,6 +157,7 @@ def java_command(spec: BrokerSpec, libs: Path) -> list[str]:
         "-XX:TieredStopAtLevel=1",
         "-XX:-UsePerfData",
         "-Djava.awt.headless=true",
+        *archive_flags(java, libs),
         f"-Dlog4j.configuration=file:{spec.directory / 'log4j.properties'}",
         "-cp",
         f"{libs}/*",

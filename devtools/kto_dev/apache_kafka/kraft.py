@@ -39,6 +39,7 @@ from kto_dev.apache_kafka.broker import (
     startup_failure,
     terminate,
 )
+from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.distribution import (
     KRAFT_KAFKA_VERSION,
     KafkaDistributionError,
@@ -143,14 +144,16 @@ def log4j2_properties(log_file: Path) -> str:
 
 
 def _java(spec: KRaftNodeSpec, libs: Path, *main: str) -> list[str]:
+    java = java_executable()
     return [
-        java_executable(),
+        java,
         f"-Xmx{spec.heap_mb}m",
         "-Xms64m",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",  # short-lived JVMs start sooner on C1 alone
         "-XX:-UsePerfData",
         "-Djava.awt.headless=true",
+        *archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
         f"-Dlog4j2.configurationFile={spec.directory / 'log4j2.properties'}",
         "-cp",
         f"{libs}/*",

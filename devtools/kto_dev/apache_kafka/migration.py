@@ -55,6 +55,7 @@ from kto_dev.apache_kafka.broker import (
     startup_failure,
     terminate,
 )
+from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.cluster import KafkaCluster
 from kto_dev.apache_kafka.distribution import (
     KAFKA_VERSION,
@@ -161,14 +162,16 @@ def read_migration_state(zookeeper: str) -> MigrationState | None:
 
 def _java(files: NodeFiles, heap_mb: int, libs: Path, *main: str) -> list[str]:
     """`java -cp 'libs/*' MAIN ...` as broker.py runs the ZooKeeper-mode brokers (log4j 1)."""
+    java = java_executable()
     return [
-        java_executable(),
+        java,
         f"-Xmx{heap_mb}m",
         "-Xms64m",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",  # short-lived JVMs start sooner on C1 alone
         "-XX:-UsePerfData",
         "-Djava.awt.headless=true",
+        *archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
         f"-Dlog4j.configuration=file:{files.directory / 'log4j.properties'}",
         "-cp",
         f"{libs}/*",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kto_dev.apache_kafka.broker import java_executable
+from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
 
 CONSOLE_PRODUCER = "kafka.tools.ConsoleProducer"  # still in core (Scala) in 3.9
@@ -39,12 +40,14 @@ def _quiet_log4j(libs: Path) -> Path:
 def tool_command(main_class: str, *args: str, heap_mb: int = 128) -> list[str]:
     """`java -cp 'libs/*' MAIN ARGS...` for one of Kafka's tools."""
     libs = require_libs(KAFKA_VERSION)
+    java = java_executable()
     return [
-        java_executable(),
+        java,
         f"-Xmx{heap_mb}m",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
         "-XX:-UsePerfData",
+        *archive_flags(java, libs, record=False),
         f"-Dlog4j.configuration=file:{_quiet_log4j(libs)}",
         "-cp",
         f"{libs}/*",
