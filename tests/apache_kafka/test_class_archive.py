@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kto_dev.apache_kafka import class_archive, distribution
+from kto_dev import class_archive
+from kto_dev.apache_kafka import distribution
 from kto_dev.apache_kafka.broker import java_executable
 
 pytestmark = pytest.mark.kafka
@@ -41,21 +42,21 @@ def test_the_first_jvm_records_the_archive_and_the_next_ones_map_it(
     libs: Path, tmp_path: Path
 ) -> None:
     java = java_executable()
-    first = class_archive.archive_flags(java, libs)
+    first = class_archive.kafka_archive_flags(java, libs)
     recording = option(first, "ArchiveClassesAtExit")
     assert recording is not None and recording.parent == libs.parent
     assert not recording.exists()
     # A tool's JVM, while there is no archive, neither records nor maps one.
-    assert class_archive.archive_flags(java, libs, record=False) == []
+    assert class_archive.kafka_archive_flags(java, libs, record=False) == []
 
     ran = run_kafka(first, libs, tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip().startswith(distribution.KAFKA_VERSION)  # nothing else on stdout
     assert recording.exists()
 
-    later = class_archive.archive_flags(java, libs, record=False)
+    later = class_archive.kafka_archive_flags(java, libs, record=False)
     archive = option(later, "SharedArchiveFile")
-    assert archive == class_archive.archive_path(libs, java) and archive.exists()
+    assert archive == class_archive.archive_path(libs.parent, java) and archive.exists()
     assert not recording.exists()  # adopted: renamed into place
     again = run_kafka(later, libs, tmp_path)
     assert (again.returncode, again.stdout) == (0, ran.stdout), again.stderr
@@ -65,7 +66,7 @@ def test_a_truncated_recording_is_never_mapped_and_goes_once_abandoned(
     libs: Path, tmp_path: Path
 ) -> None:
     java = java_executable()
-    recording = option(class_archive.archive_flags(java, libs), "ArchiveClassesAtExit")
+    recording = option(class_archive.kafka_archive_flags(java, libs), "ArchiveClassesAtExit")
     assert recording is not None
     ran = run_kafka([f"-XX:ArchiveClassesAtExit={recording}"], libs, tmp_path)
     assert ran.returncode == 0, ran.stderr
@@ -73,22 +74,22 @@ def test_a_truncated_recording_is_never_mapped_and_goes_once_abandoned(
     whole = recording.read_bytes()
     recording.chmod(0o644)
     recording.write_bytes(whole[: len(whole) // 3])
-    assert not class_archive.maps_whole(java, libs, recording)
+    assert not class_archive.maps_whole(java, f"{libs}/*", recording)
 
-    flags = class_archive.archive_flags(java, libs)
+    flags = class_archive.kafka_archive_flags(java, libs)
     assert option(flags, "ArchiveClassesAtExit") is not None  # records anew, adopts nothing
     assert recording.exists()  # its JVM might still be writing it
     abandoned = time.time() - class_archive.ABANDONED_AFTER - 1
     os.utime(recording, (abandoned, abandoned))
-    class_archive.archive_flags(java, libs)
+    class_archive.kafka_archive_flags(java, libs)
     assert not recording.exists()
-    assert not class_archive.archive_path(libs, java).exists()
+    assert not class_archive.archive_path(libs.parent, java).exists()
 
 
 def test_the_archive_is_kept_per_java_build(tmp_path: Path) -> None:
     java = java_executable()
     key = class_archive.java_build(java)
-    assert class_archive.archive_path(tmp_path / "libs", java) == tmp_path / f"classes-{key}.jsa"
+    assert class_archive.archive_path(tmp_path, java) == tmp_path / f"classes-{key}.jsa"
     other = tmp_path / "bin" / "java"
     other.parent.mkdir()
     other.write_text("#!/bin/sh\n")

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.distribution import (
     KAFKA_VERSION,
     KafkaDistributionError,
     require_libs,
 )
+from kto_dev.class_archive import kafka_archive_flags
 
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 60.0
@@ -157,7 +157,7 @@ def java_command(spec: BrokerSpec, libs: Path) -> list[str]:
         "-XX:TieredStopAtLevel=1",
         "-XX:-UsePerfData",
         "-Djava.awt.headless=true",
-        *archive_flags(java, libs),
+        *kafka_archive_flags(java, libs),
         f"-Dlog4j.configuration=file:{spec.directory / 'log4j.properties'}",
         "-cp",
         f"{libs}/*",

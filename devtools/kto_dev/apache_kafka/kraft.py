@@ -39,12 +39,12 @@ from kto_dev.apache_kafka.broker import (
     startup_failure,
     terminate,
 )
-from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.distribution import (
     KRAFT_KAFKA_VERSION,
     KafkaDistributionError,
     require_libs,
 )
+from kto_dev.class_archive import kafka_archive_flags
 from kto_dev.ports import free_port
 
 RACKS = ("a", "b", "c")
@@ -153,7 +153,7 @@ def _java(spec: KRaftNodeSpec, libs: Path, *main: str) -> list[str]:
         "-XX:TieredStopAtLevel=1",  # short-lived JVMs start sooner on C1 alone
         "-XX:-UsePerfData",
         "-Djava.awt.headless=true",
-        *archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
+        *kafka_archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
         f"-Dlog4j2.configurationFile={spec.directory / 'log4j2.properties'}",
         "-cp",
         f"{libs}/*",

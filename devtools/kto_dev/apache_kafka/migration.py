@@ -55,7 +55,6 @@ from kto_dev.apache_kafka.broker import (
     startup_failure,
     terminate,
 )
-from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.cluster import KafkaCluster
 from kto_dev.apache_kafka.distribution import (
     KAFKA_VERSION,
@@ -72,6 +71,7 @@ from kto_dev.apache_kafka.migration_config import (
     kraft_broker_properties,
     migrating_broker_overrides,
 )
+from kto_dev.class_archive import kafka_archive_flags
 from kto_dev.ports import free_port
 
 MIGRATION_TIMEOUT = 120.0
@@ -171,7 +171,7 @@ def _java(files: NodeFiles, heap_mb: int, libs: Path, *main: str) -> list[str]:
         "-XX:TieredStopAtLevel=1",  # short-lived JVMs start sooner on C1 alone
         "-XX:-UsePerfData",
         "-Djava.awt.headless=true",
-        *archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
+        *kafka_archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
         f"-Dlog4j.configuration=file:{files.directory / 'log4j.properties'}",
         "-cp",
         f"{libs}/*",

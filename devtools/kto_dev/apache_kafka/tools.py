@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kto_dev.apache_kafka.broker import java_executable
-from kto_dev.apache_kafka.class_archive import archive_flags
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
+from kto_dev.class_archive import kafka_archive_flags
 
 CONSOLE_PRODUCER = "kafka.tools.ConsoleProducer"  # still in core (Scala) in 3.9
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
@@ -47,7 +47,7 @@ def tool_command(main_class: str, *args: str, heap_mb: int = 128) -> list[str]:
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
         "-XX:-UsePerfData",
-        *archive_flags(java, libs, record=False),
+        *kafka_archive_flags(java, libs, record=False),
         f"-Dlog4j.configuration=file:{_quiet_log4j(libs)}",
         "-cp",
         f"{libs}/*",
