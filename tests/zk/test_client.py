@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from kto_testing import eventually
+from network_partition import NetworkPartition
 
 from kafka_topic_operator.kafka.errors import ControllerMovedException
 from kafka_topic_operator.zk.client import (
@@ -24,6 +24,7 @@ from kafka_topic_operator.zk.client import (
     ZkClient,
     ZkConnectionError,
 )
+from kto_dev.zookeeper_server import ZooKeeperServer
 
 pytestmark = pytest.mark.zookeeper
 
@@ -182,31 +183,33 @@ def test_fenced_multi_fails_with_controller_moved_when_epoch_changes(zk: ZkClien
     assert not zk.exists("/late")
 
 
-def test_a_fence_of_a_session_waits_out_a_dropped_connection(tmp_path: Path) -> None:
+def test_a_fence_of_a_session_waits_out_a_dropped_connection(
+    zookeeper_server: ZooKeeperServer, zk_chroot: str
+) -> None:
     """A write fenced by the session it was planned in goes through once the connection is
-    back in the same session (ZooKeeper restarted: sessions survive), and is refused in
-    another session."""
-    from kto_dev.zookeeper_server import ZooKeeperServer
-
-    # The restarted server gives the session its timeout to come back in: 30 s, not 10, since
-    # under the whole suite's load a restart and kazoo's reconnection have outlasted 10 s.
-    with ZooKeeperServer(tmp_path / "zk", max_session_timeout_ms=30_000) as server:
-        zk = ZkClient(server.connect_string, session_timeout=30.0)
-        zk.start()
-        try:
-            zk.create("/controller_epoch", b"1")
-            fence = Fence(epoch_zk_version=0, session=zk.session_id)
-            server.stop()
-            written = threading.Thread(target=zk.multi, args=([Create("/written", b"x")], fence))
-            written.start()
-            server.start()
-            written.join(90)  # kazoo waits for a handshake up to the session timeout
-            assert not written.is_alive() and zk.exists("/written")
-            with pytest.raises(ControllerMovedException, match=r"session .* has expired"):
-                zk.multi([Create("/late", b"x")], Fence(0, session=zk.session_id + 1))
-            assert not zk.exists("/late")
-        finally:
-            zk.stop()
+    back in the same session (cut as a network partition does: the session outlives it), and
+    is refused in another session. (A restarted server can leave a reconnecting client waiting
+    out its whole handshake timeout, the session's, and the session expires meanwhile.)"""
+    partition = NetworkPartition(zookeeper_server.port)
+    chroot = zk_chroot.removeprefix(zookeeper_server.connect_string)
+    zk = ZkClient(f"127.0.0.1:{partition.port}{chroot}", session_timeout=30.0)
+    zk.start()
+    try:
+        zk.create("/controller_epoch", b"1")
+        fence = Fence(epoch_zk_version=0, session=zk.session_id)
+        partition.cut()
+        eventually(lambda: not zk.connected, "the client to see its connection go")
+        written = threading.Thread(target=zk.multi, args=([Create("/written", b"x")], fence))
+        written.start()
+        partition.heal()
+        written.join(60)
+        assert not written.is_alive() and zk.exists("/written")
+        with pytest.raises(ControllerMovedException, match=r"session .* has expired"):
+            zk.multi([Create("/late", b"x")], Fence(0, session=zk.session_id + 1))
+        assert not zk.exists("/late")
+    finally:
+        zk.stop()
+        partition.close()
 
 
 def test_failed_multi_changes_nothing_and_names_the_failing_path(zk: ZkClient) -> None:
