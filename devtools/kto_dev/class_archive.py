@@ -26,7 +26,9 @@ from pathlib import Path
 # with a warning on stdout, where Kafka's tools print what the tests read.
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 RECORDING = ".recording"
-# A recording that no JVM can map after this long was cut short: it is removed.
+# A recording is a candidate once unchanged this long (its JVM is done writing it)...
+SETTLED_AFTER = 5.0
+# ...and one that no JVM can map after this long was cut short: it is removed.
 ABANDONED_AFTER = 120.0
 
 
@@ -69,9 +71,12 @@ def tidy_recordings(java: str, classpath: str, archive: Path) -> None:
                         reverse=True)  # fmt: skip
     for recording in recordings:
         with contextlib.suppress(FileNotFoundError):  # another process took it first
+            age = time.time() - recording.stat().st_mtime
+            if age < SETTLED_AFTER:
+                continue
             if not archive.exists() and maps_whole(java, classpath, recording):
                 os.replace(recording, archive)
-            elif time.time() - recording.stat().st_mtime > ABANDONED_AFTER:
+            elif age > ABANDONED_AFTER:
                 recording.unlink()
 
 

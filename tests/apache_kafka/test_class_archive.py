@@ -33,6 +33,11 @@ def run_kafka(flags: list[str], libs: Path, cwd: Path) -> subprocess.CompletedPr
     )  # fmt: skip
 
 
+def age(path: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
 def option(flags: list[str], name: str) -> Path | None:
     found = [f.split("=", 1)[1] for f in flags if f.startswith(f"-XX:{name}=")]
     return Path(found[0]) if found else None
@@ -53,6 +58,9 @@ def test_the_first_jvm_records_the_archive_and_the_next_ones_map_it(
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip().startswith(distribution.KAFKA_VERSION)  # nothing else on stdout
     assert recording.exists()
+    # Not adopted while it may still be being written...
+    assert class_archive.kafka_archive_flags(java, libs, record=False) == []
+    age(recording, class_archive.SETTLED_AFTER + 1)  # ...but once it has settled
 
     later = class_archive.kafka_archive_flags(java, libs, record=False)
     archive = option(later, "SharedArchiveFile")
@@ -76,11 +84,11 @@ def test_a_truncated_recording_is_never_mapped_and_goes_once_abandoned(
     recording.write_bytes(whole[: len(whole) // 3])
     assert not class_archive.maps_whole(java, f"{libs}/*", recording)
 
+    age(recording, class_archive.SETTLED_AFTER + 1)
     flags = class_archive.kafka_archive_flags(java, libs)
     assert option(flags, "ArchiveClassesAtExit") is not None  # records anew, adopts nothing
     assert recording.exists()  # its JVM might still be writing it
-    abandoned = time.time() - class_archive.ABANDONED_AFTER - 1
-    os.utime(recording, (abandoned, abandoned))
+    age(recording, class_archive.ABANDONED_AFTER + 1)
     class_archive.kafka_archive_flags(java, libs)
     assert not recording.exists()
     assert not class_archive.archive_path(libs.parent, java).exists()

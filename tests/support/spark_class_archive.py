@@ -10,6 +10,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from kto_dev.apache_kafka.broker import java_executable
@@ -57,7 +58,11 @@ def record(jvm_options: str) -> None:
             env={**os.environ, "SPARK_SUBMIT_OPTS": options},
             capture_output=True, timeout=300, check=False,
         )  # fmt: skip
-        tidy_recordings(java, classpath, archive)
+        # Adopted once settled (`class_archive.SETTLED_AFTER`); a failed training leaves none.
+        deadline = time.monotonic() + 60
+        while recording.exists() and not archive.exists() and time.monotonic() < deadline:
+            time.sleep(1)
+            tidy_recordings(java, classpath, archive)
 
 
 def spark_archive_flags(jvm_options: str) -> str:
