@@ -146,24 +146,31 @@ def java_executable() -> str:
     return java
 
 
-def java_command(spec: BrokerSpec, libs: Path) -> list[str]:
+def kafka_java(libs: Path, heap_mb: int, logging: str, *main: str) -> list[str]:
+    """`java -cp 'libs/*' MAIN ...` for any of Kafka's JVMs (brokers, KRaft nodes, tools), with
+    `logging` the system property naming its log4j configuration. In tests they live for seconds
+    to minutes: C1 alone and the serial collector start them sooner. A broker or node
+    (`kafka.Kafka`) records the class archive; the others only map it."""
     java = java_executable()
     return [
         java,
-        f"-Xmx{spec.heap_mb}m",
+        f"-Xmx{heap_mb}m",
         "-Xms64m",
         "-XX:+UseSerialGC",
-        # Brokers in tests live for seconds to minutes: the C1 compiler alone starts them sooner.
         "-XX:TieredStopAtLevel=1",
         "-XX:-UsePerfData",
         "-Djava.awt.headless=true",
-        *kafka_archive_flags(java, libs),
-        f"-Dlog4j.configuration=file:{spec.directory / 'log4j.properties'}",
+        *kafka_archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
+        logging,
         "-cp",
         f"{libs}/*",
-        "kafka.Kafka",
-        str(spec.properties_file),
+        *main,
     ]
+
+
+def java_command(spec: BrokerSpec, libs: Path) -> list[str]:
+    logging = f"-Dlog4j.configuration=file:{spec.directory / 'log4j.properties'}"
+    return kafka_java(libs, spec.heap_mb, logging, "kafka.Kafka", str(spec.properties_file))
 
 
 def _root_and_chroot(zookeeper: str) -> tuple[str, str]:

@@ -31,7 +31,7 @@ from kto_dev.apache_kafka.broker import (
     KafkaBrokerError,
     NodeFiles,
     alive,
-    java_executable,
+    kafka_java,
     metadata_of,
     port_taken,
     render_properties,
@@ -44,7 +44,6 @@ from kto_dev.apache_kafka.distribution import (
     KafkaDistributionError,
     require_libs,
 )
-from kto_dev.class_archive import kafka_archive_flags
 from kto_dev.ports import free_port
 
 RACKS = ("a", "b", "c")
@@ -144,21 +143,8 @@ def log4j2_properties(log_file: Path) -> str:
 
 
 def _java(spec: KRaftNodeSpec, libs: Path, *main: str) -> list[str]:
-    java = java_executable()
-    return [
-        java,
-        f"-Xmx{spec.heap_mb}m",
-        "-Xms64m",
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",  # short-lived JVMs start sooner on C1 alone
-        "-XX:-UsePerfData",
-        "-Djava.awt.headless=true",
-        *kafka_archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
-        f"-Dlog4j2.configurationFile={spec.directory / 'log4j2.properties'}",
-        "-cp",
-        f"{libs}/*",
-        *main,
-    ]
+    logging = f"-Dlog4j2.configurationFile={spec.directory / 'log4j2.properties'}"
+    return kafka_java(libs, spec.heap_mb, logging, *main)
 
 
 def prepare(spec: KRaftNodeSpec) -> list[str]:

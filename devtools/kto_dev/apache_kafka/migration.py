@@ -47,7 +47,7 @@ from kto_dev.apache_kafka.broker import (
     KafkaBrokerError,
     NodeFiles,
     alive,
-    java_executable,
+    kafka_java,
     log4j_properties,
     metadata_of,
     port_taken,
@@ -71,7 +71,6 @@ from kto_dev.apache_kafka.migration_config import (
     kraft_broker_properties,
     migrating_broker_overrides,
 )
-from kto_dev.class_archive import kafka_archive_flags
 from kto_dev.ports import free_port
 
 MIGRATION_TIMEOUT = 120.0
@@ -161,22 +160,9 @@ def read_migration_state(zookeeper: str) -> MigrationState | None:
 
 
 def _java(files: NodeFiles, heap_mb: int, libs: Path, *main: str) -> list[str]:
-    """`java -cp 'libs/*' MAIN ...` as broker.py runs the ZooKeeper-mode brokers (log4j 1)."""
-    java = java_executable()
-    return [
-        java,
-        f"-Xmx{heap_mb}m",
-        "-Xms64m",
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",  # short-lived JVMs start sooner on C1 alone
-        "-XX:-UsePerfData",
-        "-Djava.awt.headless=true",
-        *kafka_archive_flags(java, libs, record=main[0] == "kafka.Kafka"),
-        f"-Dlog4j.configuration=file:{files.directory / 'log4j.properties'}",
-        "-cp",
-        f"{libs}/*",
-        *main,
-    ]
+    """As broker.py runs the ZooKeeper-mode brokers (log4j 1)."""
+    logging = f"-Dlog4j.configuration=file:{files.directory / 'log4j.properties'}"
+    return kafka_java(libs, heap_mb, logging, *main)
 
 
 def _libs() -> Path:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kto_dev.apache_kafka.broker import java_executable
+from kto_dev.apache_kafka.broker import kafka_java
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
-from kto_dev.class_archive import kafka_archive_flags
 
 CONSOLE_PRODUCER = "kafka.tools.ConsoleProducer"  # still in core (Scala) in 3.9
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
@@ -40,20 +39,8 @@ def _quiet_log4j(libs: Path) -> Path:
 def tool_command(main_class: str, *args: str, heap_mb: int = 128) -> list[str]:
     """`java -cp 'libs/*' MAIN ARGS...` for one of Kafka's tools."""
     libs = require_libs(KAFKA_VERSION)
-    java = java_executable()
-    return [
-        java,
-        f"-Xmx{heap_mb}m",
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",
-        "-XX:-UsePerfData",
-        *kafka_archive_flags(java, libs, record=False),
-        f"-Dlog4j.configuration=file:{_quiet_log4j(libs)}",
-        "-cp",
-        f"{libs}/*",
-        main_class,
-        *args,
-    ]
+    logging = f"-Dlog4j.configuration=file:{_quiet_log4j(libs)}"
+    return kafka_java(libs, heap_mb, logging, main_class, *args)
 
 
 def parse_group_members(output: str) -> dict[str, dict[str, list[int]]]:
