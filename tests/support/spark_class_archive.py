@@ -70,10 +70,11 @@ def spark_archive_flags(jvm_options: str) -> str:
     its training starts in the background."""
     archive = _archive()
     if not archive.exists():
-        subprocess.Popen(
-            [sys.executable, __file__, jvm_options],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True,
+        # Through a shell that leaves it running in the background: nothing here waits for it.
+        subprocess.run(
+            ["sh", "-c", '"$@" < /dev/null > /dev/null 2>&1 &', "sh",
+             sys.executable, __file__, jvm_options],
+            check=True, start_new_session=True,
         )  # fmt: skip
     return f"{jvm_options} -XX:SharedArchiveFile={archive} {' '.join(QUIET)}"
 
