@@ -378,7 +378,7 @@ def _failure(directory: Path) -> Mapping[str, Any] | None:
 
 def _show_proposal(resource: Resource, proposal: str, directory: Path) -> None:
     """The planned proposal in status and its ConfigMap; the resource's older proposals'
-    directories removed (a snapshot can be large)."""
+    directories removed first (a snapshot can be large)."""
     summary = json.loads((directory / "result.json").read_text())["optimizationResult"]
     config_maps = resource.save_plan(proposal, directory)
     drain = summary.get("drainReplicaMoves")
@@ -391,12 +391,13 @@ def _show_proposal(resource: Resource, proposal: str, directory: Path) -> None:
         f"{summary['replicaMoves']} replica moves{split} (lower bound "
         f"{summary['replicaMovesLowerBound']}), {summary['leaderMoves']} leader moves"
     )
-    resource.write_status(State.PROPOSAL_READY, "ProposalReady", message,
-                          optimizationResult=summary, planConfigMap=config_maps[0],
-                          planConfigMaps=config_maps)  # fmt: skip
+    # Before the status: whoever sees the proposal ready finds the older ones gone.
     for older in directory.parent.iterdir():
         if older.name != proposal and older.is_dir():
             shutil.rmtree(older, ignore_errors=True)
+    resource.write_status(State.PROPOSAL_READY, "ProposalReady", message,
+                          optimizationResult=summary, planConfigMap=config_maps[0],
+                          planConfigMaps=config_maps)  # fmt: skip
     if not auto_approved(resource.annotations):
         kopf.event(resource.body, type="Normal", reason="ProposalReady", message=message)
 
