@@ -53,3 +53,10 @@ def free_port() -> int:
         port = int(s.getsockname()[1])
     _handed_out.add(port)
     return port
+
+
+def accepts_connections(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a server accepts connections there now (listening, not merely bound)."""
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, port)) == 0

@@ -29,3 +29,14 @@ def test_the_range_falls_back_to_linux_defaults_when_unreadable(tmp_path: Path) 
     source = tmp_path / "range"
     source.write_text("40000\t50000\n")
     assert ports.ephemeral_range(source) == (40000, 50000)
+
+
+def test_a_port_accepts_connections_once_listened_on_not_once_bound() -> None:
+    # A KRaft node is named in the metadata a moment before its listeners accept connections.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", ports.free_port()))
+        port = server.getsockname()[1]
+        assert not ports.accepts_connections(port)
+        server.listen()
+        assert ports.accepts_connections(port)
+    assert not ports.accepts_connections(port)

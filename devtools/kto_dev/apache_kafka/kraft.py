@@ -44,7 +44,7 @@ from kto_dev.apache_kafka.distribution import (
     KafkaDistributionError,
     require_libs,
 )
-from kto_dev.ports import free_port
+from kto_dev.ports import accepts_connections, free_port
 
 RACKS = ("a", "b", "c")
 
@@ -259,7 +259,13 @@ class KRaftCluster:
 
     def _wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while not cluster_answers(self.bootstrap, set(self.specs)):
+        # A node is named once unfenced, a moment before its listeners accept: a client the
+        # metadata sends there would be refused.
+        ports = [port for n in self._processes for port in self.specs[n].ports]
+        while not (
+            cluster_answers(self.bootstrap, set(self.specs))
+            and all(accepts_connections(port) for port in ports)
+        ):
             for n, process in self._processes.items():
                 if not alive(process.pid):
                     log = self.specs[n].log_file

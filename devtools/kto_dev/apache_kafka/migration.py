@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import subprocess
 import threading
 import time
@@ -71,7 +70,7 @@ from kto_dev.apache_kafka.migration_config import (
     kraft_broker_properties,
     migrating_broker_overrides,
 )
-from kto_dev.ports import free_port
+from kto_dev.ports import accepts_connections, free_port
 
 MIGRATION_TIMEOUT = 120.0
 # The guide names this line on the active controller; the code spells ZooKeeper with a capital K.
@@ -263,12 +262,6 @@ class KRaftProcess:
         terminate(process.pid, kill=kill, timeout=timeout)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=1)
-
-
-def accepts_connections(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def fully_replicated(bootstrap: str, broker_ids: set[int]) -> str | None:
