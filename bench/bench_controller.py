@@ -7,7 +7,8 @@
   asynchronous reads of the same topic and state znodes. Target: <= 2x the anchor, under 10 s.
 - broker failure: a broker leading 10,000 of 30,000 partitions dies; time until every one of
   them has a new leader and every ISR has shrunk. Anchor: raw kazoo multi-op rewrites of the same
-  state znodes with the same bytes. Target: <= 2x the anchor. (Kafka 1.1 cut controlled
+  state znodes with the same bytes; the broker dies once the controller is idle after its
+  failover. Target: <= 2x the anchor. (Kafka 1.1 cut controlled
   shutdown of 10,000 partitions from 6.5 min to 3 s.)
 
 Brokers are ephemeral `/brokers/ids/<id>` registrations held by this process (what a dev broker
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from bench_support import scratch_dir, warm_up
+from bench_support import scratch_dir, wait_idle, warm_up
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
@@ -315,16 +316,24 @@ def bench_failover(server: ZooKeeperServer, work: Path) -> None:
     )
 
 
-def bench_broker_failure(server: ZooKeeperServer, work: Path) -> None:
+def broker_failure_run(
+    server: ZooKeeperServer, work: Path, attempt: int
+) -> tuple[float, float, int, int]:
+    """Seconds from broker 0's death to the last state znode written, the anchor's seconds, how
+    many partitions broker 0 led and how many there are; a fresh cluster and controller in a
+    chroot of their own."""
     topics, partitions = 300, 100
-    connect = server.connect_string
-    setup = raw_client(connect)
-    write_cluster(setup, "/failure", topics, partitions)
-    zk = ZkClient(connect + "/failure")
+    chroot = f"{server.connect_string}/failure-{attempt}"
+    setup = raw_client(server.connect_string)
+    write_cluster(setup, f"/failure-{attempt}", topics, partitions)
+    setup.stop()
+    zk = ZkClient(chroot)
     zk.start()
-    sessions = register_brokers(connect + "/failure")
-    controller = Controller(connect + "/failure", work / "failure.log")
+    sessions = register_brokers(chroot)
+    controller = Controller(chroot, work / f"failure-{attempt}.log")
     controller.wait_for(r"failover done")
+    # A broker dying in steady state: not while the failover's requests are still being written.
+    wait_idle(controller.process.pid)
     everything = [TopicPartition(f"topic-{t}", p) for t in range(topics) for p in range(partitions)]
     led = [
         tp for tp in everything if assignment(int(tp.topic[6:]), partitions)[tp.partition][0] == 0
@@ -354,15 +363,23 @@ def bench_broker_failure(server: ZooKeeperServer, work: Path) -> None:
     for session in sessions.values():
         session.stop()
     zk.stop()
-    rewriter = raw_client(connect + "/failure")
+    rewriter = raw_client(chroot)
     rewrite = raw_multi(rewriter, changed, "set_data")
     rewriter.stop()
-    setup.stop()
+    return ours, rewrite, len(led), len(everything)
+
+
+def bench_broker_failure(server: ZooKeeperServer, work: Path) -> None:
+    # Best of three for ours and for the anchor, as for creation: one run of under a second
+    # moves with whatever else the machine does meanwhile.
+    runs = [broker_failure_run(server, work, attempt) for attempt in range(3)]
+    ours, rewrite = min(r[0] for r in runs), min(r[1] for r in runs)
+    led, total = runs[0][2:]
     print(
-        f"controller broker failure: broker 0 led {len(led):,} of {len(everything):,} "
-        f"partitions; new leaders and shrunk ISRs {ours:.2f} s after it died; raw kazoo "
-        f"multi-op rewrite of the {len(changed):,} state znodes {rewrite:.2f} s; ratio "
-        f"{ours / rewrite:.2f} (target <= 2)"
+        f"controller broker failure: broker 0 led {led:,} of {total:,} partitions; new "
+        f"leaders and shrunk ISRs {ours:.2f} s after it died (best of "
+        f"{', '.join(f'{r[0]:.2f}' for r in runs)}); raw kazoo multi-op rewrite of the "
+        f"{total:,} state znodes {rewrite:.2f} s; ratio {ours / rewrite:.2f} (target <= 2)"
     )
 
 

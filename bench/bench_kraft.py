@@ -42,8 +42,8 @@ import yaml
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from bench_operator import CRD_PATH, KT_PATH, ReadyWatch, cpu_seconds, request, wait_for
-from bench_support import scratch_dir
+from bench_operator import CRD_PATH, KT_PATH, ReadyWatch, request, wait_for
+from bench_support import cpu_seconds, scratch_dir
 from kto_dev.apache_kafka.cluster import KafkaCluster
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, KRAFT_KAFKA_VERSION
 from kto_dev.apache_kafka.kraft import KRaftCluster

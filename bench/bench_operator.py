@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from bench_support import scratch_dir, warm_up
+from bench_support import cpu_seconds, scratch_dir, warm_up
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.ports import free_port
@@ -44,16 +44,6 @@ def request(base: str, method: str, path: str, body: Any = None) -> Any:
                                  headers={"Content-Type": "application/json"})  # fmt: skip
     with urllib.request.urlopen(req, timeout=60) as response:
         return json.loads(response.read() or b"null")
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User and system CPU time of processes so far (Linux /proc)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
 
 
 def is_ready(item: dict[str, Any]) -> bool:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -66,3 +67,26 @@ def _transactions(client: KazooClient, ops: list[tuple[str, str, bytes | None]])
     for result in pending:
         outcome = result.get()
         assert not any(isinstance(r, Exception) for r in outcome), outcome[:3]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU time of processes so far (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def wait_idle(pid: int, share: float = 0.02, window: float = 0.5, timeout: float = 120.0) -> None:
+    """Until the process uses under `share` of a core over `window` seconds: the work an
+    earlier step left it (a controller's requests after its failover) is not measured with the
+    next."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = cpu_seconds([pid])
+        time.sleep(window)
+        if cpu_seconds([pid]) - before < share * window:
+            return
+    raise RuntimeError(f"process {pid} was still busy after {timeout:.0f} s")

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from kafka_topic_operator.controller import events as ev
+from kafka_topic_operator.process.gc_tuning import collections_deferred
 
 
 class ControllerEventManager:
@@ -75,7 +76,8 @@ class ControllerEventManager:
             coalesced: list[str] = []
             if isinstance(event, ev.PartitionModifications):
                 coalesced, held = self._following_partition_modifications()
-            self._process(event, coalesced)
+            with collections_deferred():
+                self._process(event, coalesced)
             self.events_processed += 1 + len(coalesced)
             if held is None and self.queue.empty():
                 # Idle means the requests made are written too (nothing else to do meanwhile).

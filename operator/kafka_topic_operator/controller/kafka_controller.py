@@ -45,6 +45,7 @@ from kafka_topic_operator.controller.zk_reads import read_partition_states, read
 from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka.errors import ControllerMovedException
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.process.gc_tuning import freeze_long_lived
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.znodes import ZNodeDataError
@@ -399,6 +400,8 @@ class KafkaController:
             len(ctx.assignments),
             len(ctx.leadership),
         )
+        # The context just built lives as long as this epoch: no collection scans it again.
+        freeze_long_lived()
 
     def _initialize_context(self) -> None:
         ctx = self.ctx

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.request_batch import RequestBatch
 from kafka_topic_operator.controller.zk_reads import known_or_read
-from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter, Update
 from kafka_topic_operator.kafka.errors import ControllerMovedException, StateChangeFailedException
-from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import (
     PartitionAndReplica,
@@ -140,8 +140,9 @@ class ReplicaStateMachine:
                         )
                     states[replica] = target
             case _R.OFFLINE_REPLICA:
-                for replica in valid:
-                    self.batch.add_stop_replica([broker], replica.topic_partition, delete=False)
+                self.batch.add_stop_replicas(
+                    [broker], (r.topic_partition for r in valid), delete=False
+                )
                 with_leader = [
                     r.topic_partition for r in valid if r.topic_partition in ctx.leadership
                 ]
@@ -225,43 +226,24 @@ class ReplicaStateMachine:
                             "since the leader and isr path in zookeeper is empty"
                         ),
                     )
-            updates: dict[TopicPartition, LeaderAndIsr] = {}
-            for tp, state in reads.states.items():
-                if state.controller_epoch > self.ctx.epoch:
-                    self._failed(
-                        PartitionAndReplica(tp, broker),
-                        _R.OFFLINE_REPLICA,
-                        StateChangeFailedException(
-                            "Leader and isr path written by another controller. This probably "
-                            f"means the current controller with epoch {self.ctx.epoch} went "
-                            "through a soft failure and another controller was elected with "
-                            f"epoch {state.controller_epoch}. Aborting state change by this "
-                            "controller"
-                        ),
-                    )
-                    continue
-                new = remove_replica_from_isr(state.leader_and_isr, broker)
-                if new is None:
-                    done[tp] = state
-                    self.ctx.leadership[tp] = state
-                else:
-                    updates[tp] = new
-            if not updates:
-                break
-            outcome = self.writer.update_leader_and_isr(updates, self.ctx.epoch)
+            outcome = self.writer.update_leader_and_isr(
+                self._isr_removals(broker, reads.states, done), self.ctx.epoch
+            )
             again = outcome.to_read_again(known)
+            debug = log.isEnabledFor(logging.DEBUG)  # per partition: a failure touches 100,000
             for tp, lai in outcome.updated.items():
                 leadership = LeaderIsrAndControllerEpoch(lai, self.ctx.epoch)
                 self.ctx.leadership[tp] = leadership
                 done[tp] = leadership
-                log.debug(  # per partition, so debug: a broker failure can touch 100,000
-                    "%sPartition %s state changed to %s after removing replica %d from the ISR "
-                    "as part of transition to OfflineReplica",
-                    self._prefix,
-                    tp,
-                    leadership,
-                    broker,
-                )
+                if debug:
+                    log.debug(
+                        "%sPartition %s state changed to %s after removing replica %d from the "
+                        "ISR as part of transition to OfflineReplica",
+                        self._prefix,
+                        tp,
+                        leadership,
+                        broker,
+                    )
             shrunk += len(outcome.updated)
             for tp, error in outcome.failed.items():
                 self._failed(PartitionAndReplica(tp, broker), _R.OFFLINE_REPLICA, error)
@@ -271,3 +253,33 @@ class ReplicaStateMachine:
                 "%sRemoved replica %d from the ISR of %d partitions", self._prefix, broker, shrunk
             )
         return done
+
+    def _isr_removals(
+        self,
+        broker: int,
+        states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
+        done: dict[TopicPartition, LeaderIsrAndControllerEpoch],
+    ) -> Iterator[Update]:
+        """The new states of the partitions whose ISR holds `broker`, as they are computed (the
+        writer sends each multi-op of them while the next is computed); the others are `done`
+        unchanged."""
+        for tp, state in states.items():
+            if state.controller_epoch > self.ctx.epoch:
+                self._failed(
+                    PartitionAndReplica(tp, broker),
+                    _R.OFFLINE_REPLICA,
+                    StateChangeFailedException(
+                        "Leader and isr path written by another controller. This probably "
+                        f"means the current controller with epoch {self.ctx.epoch} went "
+                        "through a soft failure and another controller was elected with "
+                        f"epoch {state.controller_epoch}. Aborting state change by this "
+                        "controller"
+                    ),
+                )
+                continue
+            new = remove_replica_from_isr(state.leader_and_isr, broker)
+            if new is None:
+                done[tp] = state
+                self.ctx.leadership[tp] = state
+            else:
+                yield tp, new

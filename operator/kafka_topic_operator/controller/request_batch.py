@@ -136,6 +136,12 @@ class RequestBatch:
         self._add_update_metadata(tp, self.ctx.online_brokers()(tp))
 
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
+        self.add_stop_replicas(brokers, (tp,), delete)
+
+    def add_stop_replicas(
+        self, brokers: Iterable[int], partitions: Iterable[TopicPartition], delete: bool
+    ) -> None:
+        """addStopReplicaRequestForBrokers for each partition in turn."""
         brokers = [b for b in brokers if b >= 0]
         live = [b for b in brokers if b in self.ctx.live_brokers]
         for broker in brokers:
@@ -144,18 +150,19 @@ class RequestBatch:
             self._stop_replica.setdefault(broker, {})
         if not live:
             return
-        if tp.topic in self.ctx.topics_to_be_deleted:
-            leader_epoch = EPOCH_DURING_DELETE
-        elif (leadership := self.ctx.leadership.get(tp)) is not None:
-            leader_epoch = leadership.leader_and_isr.leader_epoch
-        else:
-            leader_epoch = NO_EPOCH
-        for broker in live:
-            per_broker = self._stop_replica[broker]
-            already_delete = (old := per_broker.get(tp)) is not None and old.delete_partition
-            per_broker[tp] = bc.StopReplicaPartitionState(
-                tp.topic, tp.partition, leader_epoch, already_delete or delete
-            )
+        for tp in partitions:
+            if tp.topic in self.ctx.topics_to_be_deleted:
+                leader_epoch = EPOCH_DURING_DELETE
+            elif (leadership := self.ctx.leadership.get(tp)) is not None:
+                leader_epoch = leadership.leader_and_isr.leader_epoch
+            else:
+                leader_epoch = NO_EPOCH
+            for broker in live:
+                per_broker = self._stop_replica[broker]
+                already_delete = (old := per_broker.get(tp)) is not None and old.delete_partition
+                per_broker[tp] = bc.StopReplicaPartitionState(
+                    tp.topic, tp.partition, leader_epoch, already_delete or delete
+                )
 
     def add_update_metadata(
         self, brokers: Iterable[int], partitions: Iterable[TopicPartition]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kafka_topic_operator.controller.context import ControllerContext
@@ -40,6 +40,8 @@ from kafka_topic_operator.zk.client import (
 )
 
 log = logging.getLogger(__name__)
+
+Update = tuple[TopicPartition, LeaderAndIsr]
 
 
 def write_pipelined(
@@ -167,40 +169,57 @@ class ControllerZkWriter:
                     log.warning("Cannot create %s: %s", op.path, failure)
 
     def update_leader_and_isr(
-        self, updates: Mapping[TopicPartition, LeaderAndIsr], controller_epoch: int
+        self,
+        updates: Mapping[TopicPartition, LeaderAndIsr] | Iterable[Update],
+        controller_epoch: int,
     ) -> UpdateResults:
         """One round of KafkaZkClient.updateLeaderAndIsr: each write names the version the new
-        value was computed from (its `partition_epoch`); conflicts come back in `bad_version`."""
-        fence = self.fence()
+        value was computed from (its `partition_epoch`); conflicts come back in `bad_version`.
+        `updates` may be a stream of (partition, new value): each multi-op goes as soon as its
+        partitions are computed, and ZooKeeper writes it while the caller computes the next."""
         out = UpdateResults()
-        partitions = sorted(updates)
+        # In the caller's order: sorting 10,000 partitions would hold the first write 50 ms.
+        pairs = iter(updates.items() if isinstance(updates, Mapping) else updates)
+        first = list(itertools.islice(pairs, OPS_PER_MULTI))
+        if not first:
+            return out
+        fence = self.fence()
+        updated: dict[TopicPartition, LeaderAndIsr] = {}
 
         def op(tp: TopicPartition) -> SetData:
-            lai = updates[tp]
+            lai = updated[tp]
             data = znodes.encode_partition_state(LeaderIsrAndControllerEpoch(lai, controller_epoch))
             return SetData(znodes.topic_partition_state_path(tp), data, lai.partition_epoch)
 
-        batches = list(chunks(partitions, OPS_PER_MULTI))
-        # Encoded batch by batch as they go: ZooKeeper writes one while the next is encoded.
-        outcomes = write_pipelined(self._zk, ([op(tp) for tp in batch] for batch in batches), fence)
+        batches: list[list[TopicPartition]] = []
+
+        def ops() -> Iterator[list[Op]]:
+            batch = first
+            while batch:
+                updated.update(batch)
+                batches.append([tp for tp, _ in batch])
+                yield [op(tp) for tp, _ in batch]
+                batch = list(itertools.islice(pairs, OPS_PER_MULTI))
+
+        outcomes = write_pipelined(self._zk, ops(), fence)
         for batch, outcome in zip(batches, outcomes, strict=True):
             if not isinstance(outcome, TransactionFailed):
                 for tp in batch:
-                    lai = updates[tp]
+                    lai = updated[tp]
                     out.updated[tp] = lai.with_partition_epoch(lai.partition_epoch + 1)
                 continue
             for tp in batch:
                 try:
                     self._zk.multi([op(tp)], fence)
                 except TransactionFailed as failure:
-                    first = failure.first_error()
-                    error = first[1] if first else failure
+                    failed_op = failure.first_error()
+                    error = failed_op[1] if failed_op else failure
                     if isinstance(error, BadVersionError):
                         out.bad_version.append(tp)
                     else:
                         out.failed[tp] = error
                 else:
-                    lai = updates[tp]
+                    lai = updated[tp]
                     out.updated[tp] = lai.with_partition_epoch(lai.partition_epoch + 1)
         return out
 
