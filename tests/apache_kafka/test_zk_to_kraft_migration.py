@@ -21,11 +21,12 @@ import pytest
 from kto_testing import eventually
 
 from kafka_topic_operator.zk.client import ZkClient
-from kto_dev.apache_kafka.broker import BrokerSpec, KafkaBrokerError
+from kto_dev.apache_kafka.broker import BrokerSpec, KafkaBrokerError, render_properties
 from kto_dev.apache_kafka.cluster import KafkaCluster
 from kto_dev.apache_kafka.migration import (
     MigrationState,
     ZkToKRaftMigration,
+    format_controller,
     fully_replicated,
     read_cluster_id,
 )
@@ -95,6 +96,21 @@ def test_a_controller_ready_for_migration_is_the_guides_sample(tmp_path: Path) -
     finalized = controller_properties(ControllerSpec(3000, tmp_path, 9093, "127.0.0.1:9093", None))
     assert not {k for k in finalized if k.startswith("zookeeper.")}
     assert finalized["process.roles"] == "controller"
+
+
+@pytest.mark.kafka
+def test_a_controller_is_formatted_with_a_cluster_id_that_starts_with_a_dash(
+    tmp_path: Path,
+) -> None:
+    # A ZooKeeper-mode broker draws its cluster id as plain base64url, so one id in 64 starts
+    # with "-" (a CI run's did): `kafka-storage format -t -6hI...` took it for a flag.
+    cluster_id = "-6hI5aKWQq-vYqQYeBiAQw"
+    spec = ControllerSpec(node_id=3000, directory=tmp_path, port=9093, quorum="127.0.0.1:9093",
+                          zookeeper="127.0.0.1:2181/kafka")  # fmt: skip
+    spec.properties_file.write_text(render_properties(controller_properties(spec)))
+    format_controller(spec, cluster_id)
+    meta = (spec.log_dir / "meta.properties").read_text()
+    assert f"cluster.id={cluster_id}" in meta.splitlines()
 
 
 def test_a_broker_enters_migration_mode_with_the_guides_settings() -> None:

@@ -162,7 +162,7 @@ def prepare(spec: KRaftNodeSpec) -> list[str]:
     if not (spec.log_dir / "meta.properties").exists():
         formatted = subprocess.run(
             _java(spec, libs, "kafka.tools.StorageTool", "format", "--ignore-formatted",
-                  "-t", spec.cluster_id, "-c", str(spec.properties_file)),
+                  f"--cluster-id={spec.cluster_id}", "-c", str(spec.properties_file)),
             cwd=spec.directory, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         if formatted.returncode != 0:

@@ -185,7 +185,9 @@ def format_controller(
         else ["--initial-controllers", initial_controllers]
     )  # fmt: skip
     formatted = subprocess.run(
-        _java(spec, 128, libs, "kafka.tools.StorageTool", "format", "-t", cluster_id,
+        # `=`: a ZooKeeper-mode cluster's id may start with "-" (drawn by
+        # CoreUtils.generateUuidAsBase64, not Uuid.randomUuid), which `-t ID` takes for a flag.
+        _java(spec, 128, libs, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
               "--release-version", MIGRATION_IBP, *quorum_flag, "-c", str(spec.properties_file)),
         cwd=spec.directory, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
