@@ -271,7 +271,7 @@ def test_a_reassignment_in_progress_then_finished_then_the_preferred_leader_elec
     backend.create_topics([NewTopic("moving", {0: [0], 1: [1]}, throttled)])
     tp = TopicPartition("moving", 0)
     assert backend.wait_for_partitions([tp], limit=30, idle=10)
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "linger.ms": 20})
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "linger.ms": 20, "log_level": 0})
     for _ in range(3000):  # 3 MB: three fetches of replica.fetch.max.bytes
         producer.produce("moving", b"x" * 1000, partition=0)
         producer.poll(0)

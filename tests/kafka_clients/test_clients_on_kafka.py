@@ -77,7 +77,7 @@ def test_200_keys_land_where_kto_partition_for_says(
     # confluent-kafka with the Java-compatible partitioner, into a second topic.
     topic2 = create_topic(kafka_cluster, 12)
     producer = Producer({"bootstrap.servers": kafka_cluster.bootstrap,
-                         "partitioner": "murmur2_random"})  # fmt: skip
+                         "partitioner": "murmur2_random", "log_level": 0})  # fmt: skip
     for key in keys:
         producer.produce(topic2, key=key, value=b"python")
     assert producer.flush(30) == 0
