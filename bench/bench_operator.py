@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from bench_support import cpu_seconds, scratch_dir, warm_up
+from bench_support import cpu_seconds, scratch_dir, wait_idle, warm_up
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.ports import free_port
@@ -254,17 +254,6 @@ QUIET = 0.05  # of a core over a 5 s slice: the work after the last Ready (statu
 # back on the watch, kopf's workers winding down: half a minute at 10,000) is over
 
 
-def wait_quiet(pid: int, timeout: float = 300.0) -> float:
-    """Seconds until a process uses under QUIET of a core over a 5 s slice."""
-    began = time.monotonic()
-    while time.monotonic() - began < timeout:
-        before = cpu_seconds([pid])
-        time.sleep(5.0)  # the slice measured
-        if (cpu_seconds([pid]) - before) / 5.0 < QUIET:
-            return time.monotonic() - began
-    raise RuntimeError(f"the operator was still busy {timeout:.0f} s after all were Ready")
-
-
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -284,7 +273,7 @@ def idle(sizes: tuple[int, ...] = (1000, 10000), partitions: int = 6) -> None:
             _, _, ready = running.apply(topics, partitions)
             used = {part: cpu_seconds(pids) - cpu_before[part] for part, pids in parts.items()}
             (operator,) = running.pids("operator")
-            settled = wait_quiet(operator)
+            settled = wait_idle(operator, QUIET, window=5.0, timeout=300.0)
             before = cpu_seconds([operator])
             time.sleep(IDLE_WINDOW)
             idle_cpu = cpu_seconds([operator]) - before

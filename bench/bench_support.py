@@ -79,14 +79,14 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-def wait_idle(pid: int, share: float = 0.02, window: float = 0.5, timeout: float = 120.0) -> None:
-    """Until the process uses under `share` of a core over `window` seconds: the work an
+def wait_idle(pid: int, share: float = 0.02, window: float = 0.5, timeout: float = 120.0) -> float:
+    """Seconds until the process uses under `share` of a core over `window` seconds: the work an
     earlier step left it (a controller's requests after its failover) is not measured with the
     next."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    began = time.monotonic()
+    while time.monotonic() - began < timeout:
         before = cpu_seconds([pid])
         time.sleep(window)
         if cpu_seconds([pid]) - before < share * window:
-            return
+            return time.monotonic() - began
     raise RuntimeError(f"process {pid} was still busy after {timeout:.0f} s")
