@@ -90,7 +90,9 @@ def describe(bootstrap: str, topic: str) -> tuple[dict[int, list[int]], dict[int
     """Replicas and ISR per partition, as a Kafka client's metadata request sees them."""
     from confluent_kafka.admin import AdminClient
 
-    metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10)
+    metadata = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(
+        topic, timeout=10
+    )
     partitions = metadata.topics[topic].partitions
     return (
         {p: list(m.replicas) for p, m in partitions.items()},
@@ -143,7 +145,7 @@ def test_a_kafkatopic_is_a_real_topic_as_asked(cluster: Cluster) -> None:
     assert sorted(replicas) == list(range(6))
     assert all(sorted(r) == [0, 1, 2] for r in replicas.values())
     assert all(sorted(i) == [0, 1, 2] for i in isr.values())
-    admin = AdminClient({"bootstrap.servers": cluster.state["bootstrap"]})
+    admin = AdminClient({"bootstrap.servers": cluster.state["bootstrap"], "log_level": 0})
     resource = ConfigResource(ConfigResource.Type.TOPIC, "payments")
 
     # The broker asked may not have the topic in its metadata yet (UNKNOWN_TOPIC_OR_PART).

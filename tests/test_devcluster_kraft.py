@@ -106,7 +106,7 @@ class Cluster:
 def admin(bootstrap: str) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": bootstrap})
+    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
 
 
 def described(bootstrap: str, topic: str) -> Any | None:

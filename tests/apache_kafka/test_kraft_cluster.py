@@ -53,7 +53,7 @@ def test_three_nodes_take_a_topic_with_an_explicit_assignment(tmp_path: Path) ->
         # Formatted with the cluster's id, as Kafka requires before a KRaft node's first start.
         meta = (cluster.specs[0].log_dir / "meta.properties").read_text()
         assert f"cluster.id={cluster.specs[0].cluster_id}" in meta
-        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 0})
         assignment = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]]
         created = admin.create_topics(
             # librdkafka takes an explicit assignment with the partition count it implies.

@@ -33,7 +33,7 @@ def create_topic_through_zookeeper(
         admin.create_topic_with_assignment(zk, topic, assignment)
     finally:
         zk.stop()
-    client = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 0})
 
     def led() -> bool:
         metadata = client.list_topics(topic, timeout=10).topics.get(topic)

@@ -83,14 +83,14 @@ def our_refusal(config: dict[str, str]) -> str | None:
 def test_kafka_refuses_what_we_refuse_in_our_words(
     kafka_cluster: KafkaCluster, config: dict[str, str]
 ) -> None:
-    client = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap})
+    client = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap, "log_level": 0})
     assert our_refusal(config) == kafka_refusal(client, config)
 
 
 def test_our_topic_configs_are_kafkas(kafka_cluster: KafkaCluster) -> None:
     topic = unique("names")
     create_topic_through_zookeeper(kafka_cluster, topic, 1, replication_factor=1)
-    client = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap})
+    client = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap, "log_level": 0})
     described = eventually(lambda: known_to_all(client, topic), f"{topic}'s configs")
     assert described is not None
     assert set(described) == set(TOPIC_CONFIGS)
@@ -119,7 +119,7 @@ def test_config_changes_through_zookeeper_reach_every_broker_without_a_restart(
 ) -> None:
     topic = unique("configs")
     create_topic_through_zookeeper(kafka_cluster, topic, 3, replication_factor=3)
-    client = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap})
+    client = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap, "log_level": 0})
     zk = ZkClient(kafka_cluster.zookeeper)
     zk.start()
     try:

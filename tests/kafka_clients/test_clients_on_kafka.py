@@ -36,7 +36,7 @@ def consume_all(cluster: KafkaCluster, topic: str, count: int) -> dict[str, int]
     from confluent_kafka import Consumer
 
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"read-{topic}",
-                         "auto.offset.reset": "earliest"})  # fmt: skip
+                         "auto.offset.reset": "earliest", "log_level": 0})  # fmt: skip
     consumer.subscribe([topic])
     seen: dict[str, int] = {}
     try:

@@ -166,10 +166,18 @@ def test_partitions_grow_and_the_replication_factor_changes(operator: Operator) 
     obj = operator.ready("e2e-grow")
     no_reassignment_left(operator, "e2e-grow")
     assert obj["status"]["partitionCounts"]["underReplicated"] == 0  # done: every ISR full
-    tripled = seen(operator, "e2e-grow")
+    # Status reads the controller's own state; a broker learns the full ISRs from the
+    # controller's UpdateMetadata a moment later, so DescribeTopics may lag behind Ready.
+    tripled = eventually(
+        lambda: (
+            (d := describe_topic(operator.cluster, "e2e-grow"))
+            and all(p.isr == tuple(sorted(p.replicas)) for p in d[1].values())
+            and d[1]
+        ),
+        "every replica in sync as the brokers describe it",
+    )
     for p, partition in tripled.items():
         assert len(partition.replicas) == 3 and partition.replicas[0] == grown[p].replicas[0]
-        assert partition.isr == tuple(sorted(partition.replicas))  # every replica caught up
     status_follows(operator, "e2e-grow", "e2e-grow")
 
     # 3 -> 2: one replica dropped from each partition.
