@@ -90,13 +90,17 @@ def test_a_broker_drained_by_kafkas_controller(operator: Operator) -> None:
                                                 "drain-2", patch)  # fmt: skip
     wait_state(operator, "drain-2", "Ready", timeout=180)
 
-    # What clients see: nothing on broker 2, every replica in sync.
+    # What clients see: nothing on broker 2, every replica in sync (once the brokers have the
+    # controller's last UpdateMetadata, which follows the reassignment's end).
     for topic in TOPICS:
-        seen = metadata(cluster, topic)
-        assert seen is not None and len(seen) == 6
+        seen = eventually(
+            lambda t=topic: (m := metadata(cluster, t)) and all(
+                p.isr == tuple(sorted(p.replicas)) for p in m.values()) and m,
+            f"{topic}'s replicas in sync as the brokers report them",
+        )  # fmt: skip
+        assert len(seen) == 6
         for p in seen.values():
-            assert 2 not in p.replicas and len(p.replicas) == 2
-            assert p.isr == tuple(sorted(p.replicas)) and p.leader in p.replicas
+            assert 2 not in p.replicas and len(p.replicas) == 2 and p.leader in p.replicas
     # Kafka removed the reassignment znode when done.
     assert not operator.zookeeper.exists(znodes.REASSIGN_PARTITIONS_PATH)
     # The throttles were set while the data moved, and are gone: from ZooKeeper, from what
@@ -119,6 +123,11 @@ def test_a_broker_drained_by_kafkas_controller(operator: Operator) -> None:
             )
 
         eventually(drained, f"{topic}'s status without broker 2")
-        obj = operator.ready(topic)
-        shown = metadata(cluster, topic) or {}
-        assert status_partitions(obj) == {p: (s.leader, s.isr) for p, s in shown.items()}
+        operator.ready(topic)
+
+        def agree(t: str = topic) -> bool:
+            shown = metadata(cluster, t) or {}
+            obj = operator.get(t) or {}
+            return status_partitions(obj) == {p: (s.leader, s.isr) for p, s in shown.items()}
+
+        eventually(agree, f"{topic}'s status to match what the brokers report")
