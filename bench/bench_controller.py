@@ -1,8 +1,9 @@
 """The controller against a real ZooKeeper, each figure beside an anchor measured in the same run.
 
-- creation: 2,000 topics x 12 partitions x RF 3 written as kafka-topics writes them, until every
-  partition has its state znode with a leader and every topic its id. Anchor: raw kazoo multi-op
-  creates of as many znodes (pipelined transactions of 500). Target: ours >= 0.7 of the anchor.
+- creation: 2,000 topics x 12 partitions x RF 3 written as a 3.9 broker writes them for
+  kafka-topics (config and topic znodes, the topic id in the topic's), until every partition has
+  its state znode with a leader. Anchor: raw kazoo multi-op creates of as many znodes as both
+  wrote (pipelined transactions of 500). Target: ours >= 0.7 of the anchor.
 - failover: a new controller rebuilding its context for 100,000 partitions. Anchor: raw kazoo
   asynchronous reads of the same topic and state znodes. Target: <= 2x the anchor, under 10 s.
 - broker failure: a broker leading 10,000 of 30,000 partitions dies; time until every one of
@@ -31,7 +32,7 @@ from kazoo.client import KazooClient
 
 from bench_support import scratch_dir, wait_idle, warm_up
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
-from kafka_topic_operator.kafka.ids import generate_uuid_as_base64
+from kafka_topic_operator.kafka.ids import generate_uuid_as_base64, new_topic_id
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.new_topic import NewTopic
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
@@ -161,13 +162,16 @@ def assignment(topic_index: int, partitions: int) -> dict[int, list[int]]:
 
 
 CREATION_TOPICS, CREATION_PARTITIONS = 2000, 12
-# partitions parent per topic, a znode and a state per partition, the topic id per topic
-CREATION_WRITES = CREATION_TOPICS * 2 + CREATION_TOPICS * CREATION_PARTITIONS * 2
+# Per topic: its config and topic znodes (the tool's), the partitions parent, and a znode and a
+# state per partition (the controller's).
+CREATION_WRITES_PER_TOPIC = 3 + CREATION_PARTITIONS * 2
+CREATION_WRITES = CREATION_TOPICS * CREATION_WRITES_PER_TOPIC
 
 
 def creation_run(server: ZooKeeperServer, work: Path, attempt: int) -> float:
-    """Seconds from the first topic written (the way kafka-topics writes them) to the last
-    partition online and the last topic id written, with a fresh controller in its own chroot."""
+    """Seconds from the first topic written (as a broker writes them for kafka-topics) to the
+    last partition online and the last topic znode written, with a fresh controller in its own
+    chroot."""
     topics, partitions = CREATION_TOPICS, CREATION_PARTITIONS
     chroot = f"{server.connect_string}/creation-{attempt}"
     setup = raw_client(server.connect_string)
@@ -180,7 +184,10 @@ def creation_run(server: ZooKeeperServer, work: Path, attempt: int) -> float:
     sessions = register_brokers(chroot)
     controller = Controller(chroot, work / f"creation-{attempt}.log")
     controller.wait_for(r"failover done")
-    new = [NewTopic(f"topic-{t}", assignment(t, partitions)) for t in range(topics)]
+    new = [
+        NewTopic(f"topic-{t}", assignment(t, partitions), topic_id=new_topic_id())
+        for t in range(topics)
+    ]
     all_partitions = [TopicPartition(t.name, p) for t in new for p in range(partitions)]
     began = time.time()
     results = admin.create_topics(zk, new)
@@ -235,8 +242,10 @@ def bench_creation(server: ZooKeeperServer, work: Path) -> None:
             nodes: list[tuple[str, bytes]] = []
             for t in new:
                 nodes.append((f"{root}/{t.name}", b""))
-                nodes.extend((f"{root}/{t.name}/{p}", state) for p in range(partitions * 2 - 1))
-            took = create(setup, nodes[:writes])
+                children = range(CREATION_WRITES_PER_TOPIC - 1)
+                nodes.extend((f"{root}/{t.name}/{c}", state) for c in children)
+            assert len(nodes) == writes
+            took = create(setup, nodes)
             if name == "pipelined":
                 pipelined = min(pipelined, took)
             else:

@@ -11,7 +11,9 @@ from kafka_topic_operator.kafka.errors import (
     TopicExistsException,
     UnknownTopicOrPartitionException,
 )
+from kafka_topic_operator.kafka.ids import Uuid
 from kafka_topic_operator.kafka.new_topic import NewTopic
+from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 
@@ -120,3 +122,22 @@ def test_a_config_change_is_written_as_change_entity_config_writes_it(zk: ZkClie
         strict=True,
     ):
         assert modified_zxid(zk, path) < notified
+
+
+def test_the_zookeeper_backend_creates_topics_with_their_ids(zk: ZkClient) -> None:
+    """As a 3.9 broker creates them (ZkAdminManager with usesTopicId): the id is in the first
+    write, so the controller has none to add; an id given is kept."""
+    given = "q1s3mTg9RqSd3Y1y6G3l1w"
+    backend = ZooKeeperBackend(zk)
+    assert backend.create_topics(
+        [NewTopic("fresh", {0: [1]}), NewTopic("named", {0: [1]}, topic_id=given)]
+    ) == {"fresh": None, "named": None}
+    ids = {}
+    for topic in ("fresh", "named"):
+        node = zk.get(znodes.topic_path(topic))
+        assert node is not None and node.version == 0  # written once
+        ids[topic] = znodes.decode_topic(node.path, node.data).topic_id
+    assert ids["named"] == given
+    fresh = ids["fresh"]
+    assert fresh is not None and fresh != given and not fresh.startswith("-")
+    assert str(Uuid.from_string(fresh)) == fresh

@@ -4,7 +4,9 @@ read in pipelined rounds (`zk.snapshot_reader`), for ZooKeeper-mode clusters."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 
+from kafka_topic_operator.kafka.ids import new_topic_id
 from kafka_topic_operator.kafka.new_topic import NewTopic
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -47,7 +49,12 @@ class ZooKeeperBackend:
         return self.zk.children_many([znodes.TOPICS_PATH])[0] or []
 
     def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
-        return admin.create_topics(self.zk, topics)
+        # Each with its topic id, as a 3.9 broker creates topics (ZkAdminManager passes
+        # usesTopicId, true from IBP 2.8): the controller then has no id to write back, so a
+        # topic is not written twice nor changed under its watches.
+        return admin.create_topics(
+            self.zk, [replace(t, topic_id=t.topic_id or new_topic_id()) for t in topics]
+        )
 
     def change_config(self, topic: str, config: Mapping[str, str]) -> None:
         admin.change_topic_config(self.zk, topic, config)
