@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -328,10 +327,10 @@ def test_stale_controller_cannot_bump_the_leader_epoch_in_partition_state_on_rea
     assert T0 in bare.ctx.partitions_being_reassigned
     # The leader takes replica 1 into the ISR, writing the state as a ZooKeeper-mode broker does.
     current = state_of(bare, T0)
-    caught_up = replace(current.leader_and_isr, isr=(0, 1))
+    caught_up = current.leader_and_isr._replace(isr=(0, 1))
     bare.zk.set(
         znodes.topic_partition_state_path(T0),
-        znodes.encode_partition_state(replace(current, leader_and_isr=caught_up)),
+        znodes.encode_partition_state(current._replace(leader_and_isr=caught_up)),
         current.leader_and_isr.partition_epoch,
     )
     depose(bare)

@@ -4,7 +4,6 @@ differed; each test names the Kafka source it follows."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 from kto_testing import eventually
@@ -170,7 +169,7 @@ def _leader_writes_isr(bare: Bare, tp: TopicPartition, isr: tuple[int, ...]) -> 
     state = znodes.decode_partition_state(node.path, node.data, node.version)
     lai = state.leader_and_isr
     new = LeaderAndIsr(lai.leader, isr, lai.leader_epoch, lai.leader_recovery_state, 0)
-    bare.zk.set(path, znodes.encode_partition_state(replace(state, leader_and_isr=new)))
+    bare.zk.set(path, znodes.encode_partition_state(state._replace(leader_and_isr=new)))
     bare.zk.create(znodes.isr_change_path(), znodes.encode_isr_change([tp]), sequence=True)
     bare.dispatch(ev.IsrChangeNotification())
 
@@ -509,9 +508,8 @@ def test_a_preferred_election_request_removed_meanwhile_is_no_error(
 
     monkeypatch.setattr(sm, "handle_state_changes", and_remove)
     # T0 already has its preferred leader: make it look otherwise so an election runs.
-    bare.ctx.leadership[T0] = replace(
-        bare.ctx.leadership[T0],
-        leader_and_isr=replace(bare.ctx.leadership[T0].leader_and_isr, leader=1),
+    bare.ctx.leadership[T0] = bare.ctx.leadership[T0]._replace(
+        leader_and_isr=bare.ctx.leadership[T0].leader_and_isr._replace(leader=1),
     )
     with caplog.at_level("ERROR"):
         bare.dispatch(ev.ReplicaLeaderElection())

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -475,7 +475,7 @@ class DevBroker:
                 if isr == now.isr:
                     return False
                 state = LeaderIsrAndControllerEpoch(
-                    replace(now, isr=isr, partition_epoch=node.version), current.controller_epoch
+                    now._replace(isr=isr, partition_epoch=node.version), current.controller_epoch
                 )
                 continue
             self.replica_manager.isr_updated(tp, lai.isr, version)

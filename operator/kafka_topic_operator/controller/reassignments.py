@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 
 from kafka_topic_operator.broker_channel import Errors
 from kafka_topic_operator.controller.context import ControllerContext
@@ -255,7 +254,7 @@ class Reassignments:
                 return None
             lai = state.leader_and_isr
             # newEpoch keeps the leader recovery state
-            bumped = replace(lai, leader_epoch=lai.leader_epoch + 1)
+            bumped = lai._replace(leader_epoch=lai.leader_epoch + 1)
             outcome = self.writer.update_leader_and_isr({tp: bumped}, self.ctx.epoch)
             if tp in outcome.updated:
                 leadership = LeaderIsrAndControllerEpoch(outcome.updated[tp], self.ctx.epoch)

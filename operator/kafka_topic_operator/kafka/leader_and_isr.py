@@ -7,8 +7,8 @@ write that stores the new value returns the next one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from enum import IntEnum
+from typing import NamedTuple
 
 NO_LEADER = -1
 LEADER_DURING_DELETE = -2
@@ -25,8 +25,9 @@ class LeaderRecoveryState(IntEnum):
     RECOVERING = 1
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderAndIsr:
+# Named tuples, not frozen dataclasses: a broker failure makes tens of thousands of each, and a
+# named tuple is built in a third of a frozen dataclass's time.
+class LeaderAndIsr(NamedTuple):
     leader: int
     isr: tuple[int, ...]
     leader_epoch: int = INITIAL_LEADER_EPOCH
@@ -48,14 +49,13 @@ class LeaderAndIsr:
     def new_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
         """The recovery state is kept: only the leader's own ISR update marks a RECOVERING
         partition RECOVERED (LeaderAndIsr.scala newLeaderAndIsr)."""
-        # The constructor, not dataclasses.replace: a broker failure makes tens of thousands.
+        # The constructor, not _replace: a broker failure makes tens of thousands.
         return LeaderAndIsr(leader, tuple(isr), self.leader_epoch + 1,
                             self.leader_recovery_state, self.partition_epoch)  # fmt: skip
 
     def new_recovering_leader_and_isr(self, leader: int, isr: Iterable[int]) -> LeaderAndIsr:
-        return replace(
-            self.new_leader_and_isr(leader, isr),
-            leader_recovery_state=LeaderRecoveryState.RECOVERING,
+        return self.new_leader_and_isr(leader, isr)._replace(
+            leader_recovery_state=LeaderRecoveryState.RECOVERING
         )
 
     def with_partition_epoch(self, partition_epoch: int) -> LeaderAndIsr:
@@ -67,8 +67,7 @@ class LeaderAndIsr:
         return self.leader >= 0
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderIsrAndControllerEpoch:
+class LeaderIsrAndControllerEpoch(NamedTuple):
     """A partition state znode: LeaderAndIsr plus the epoch of the controller that wrote it."""
 
     leader_and_isr: LeaderAndIsr
