@@ -8,12 +8,12 @@ and writes the result conditionally, re-reading and retrying partitions whose zn
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from kafka_topic_operator.controller.context import ControllerContext
 from kafka_topic_operator.controller.request_batch import RequestBatch
 from kafka_topic_operator.controller.zk_reads import known_or_read
-from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
+from kafka_topic_operator.controller.zk_writer import ControllerZkWriter, Update
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.errors import (
     ControllerMovedException,
@@ -250,25 +250,26 @@ class PartitionStateMachine:
                 )
             else:
                 current[tp] = state.leader_and_isr
-        elected = self._run_strategy(current, strategy)
-        updates: dict[TopicPartition, LeaderAndIsr] = {}
         recipients: dict[TopicPartition, tuple[int, ...]] = {}
         unelected: list[TopicPartition] = []
-        for result in elected:
-            tp = result.topic_partition
-            if result.leader_and_isr is None and tp in known:
-                unelected.append(tp)
-            elif result.leader_and_isr is None:
-                results[tp] = StateChangeFailedException(
-                    f"Failed to elect leader for partition {tp} under strategy "
-                    f"{election.strategy_name(strategy)}"
-                )
-            else:
-                updates[tp] = result.leader_and_isr
-                recipients[tp] = result.live_replicas
-        if not updates:
-            return unelected
-        outcome = self.writer.update_leader_and_isr(updates, self.ctx.epoch)
+
+        def updates() -> Iterator[Update]:
+            """The new leaders as elected: the writer sends each multi-op as soon as its
+            partitions are, so ZooKeeper writes while the next are elected."""
+            for result in self._run_strategy(current, strategy):
+                tp = result.topic_partition
+                if result.leader_and_isr is None and tp in known:
+                    unelected.append(tp)
+                elif result.leader_and_isr is None:
+                    results[tp] = StateChangeFailedException(
+                        f"Failed to elect leader for partition {tp} under strategy "
+                        f"{election.strategy_name(strategy)}"
+                    )
+                else:
+                    recipients[tp] = result.live_replicas
+                    yield tp, result.leader_and_isr
+
+        outcome = self.writer.update_leader_and_isr(updates(), self.ctx.epoch)
         self.ctx.written_this_event.update(outcome.updated)
         for tp, lai in outcome.updated.items():
             leadership = LeaderIsrAndControllerEpoch(lai, self.ctx.epoch)
@@ -285,33 +286,33 @@ class PartitionStateMachine:
 
     def _run_strategy(
         self, current: Mapping[TopicPartition, LeaderAndIsr], strategy: election.ElectionStrategy
-    ) -> list[election.ElectionResult]:
+    ) -> Iterator[election.ElectionResult]:
         ctx = self.ctx
         # isReplicaOnline(replica, partition): live, and not in a failed log dir
         live = ctx.online_brokers()
         match strategy:
             case election.OfflineElection(allow_unclean=allow):
                 unclean = self._unclean_states(current, allow)
-                return [
+                return (
                     election.leader_for_offline(
                         tp, ctx.replicas(tp), lai, live(tp), unclean.get(tp, False)
                     )
                     for tp, lai in current.items()
-                ]
+                )
             case election.ReassignElection():
-                return [
+                return (
                     election.leader_for_reassign(tp, assignment, lai, live(tp))
                     for tp, lai in current.items()
                     if (assignment := ctx.assignment(tp)) is not None
-                ]
+                )
             case election.PreferredReplicaElection():
-                return [
+                return (
                     election.leader_for_preferred_replica(tp, ctx.replicas(tp), lai, live(tp))
                     for tp, lai in current.items()
-                ]
+                )
             case election.ControlledShutdownElection():
                 live_or_shutting_down = ctx.online_brokers(include_shutting_down=True)
-                return [
+                return (
                     election.leader_for_controlled_shutdown(
                         tp,
                         ctx.replicas(tp),
@@ -320,7 +321,7 @@ class PartitionStateMachine:
                         ctx.shutting_down,
                     )
                     for tp, lai in current.items()
-                ]
+                )
 
     def _unclean_states(
         self, current: Mapping[TopicPartition, LeaderAndIsr], allow_unclean: bool
