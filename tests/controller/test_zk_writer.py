@@ -28,13 +28,18 @@ def version(bare: Bare, tp: TopicPartition) -> int:
     return node.version
 
 
-def test_a_stream_of_states_is_written_a_multi_op_at_a_time_as_it_is_computed(bare: Bare) -> None:
+def led_by_broker_0(bare: Bare) -> list[TopicPartition]:
+    """Brokers 0 and 1, and PARTITIONS partitions on both, led by 0, as the controller made them."""
     for broker in (0, 1):
         bare.register(broker)
     bare.elect()
     admin.create_topic_with_assignment(bare.zk, "t", {p: [0, 1] for p in range(PARTITIONS)})
     bare.dispatch(ev.TopicChange())
-    partitions = [TopicPartition("t", p) for p in range(PARTITIONS)]
+    return [TopicPartition("t", p) for p in range(PARTITIONS)]
+
+
+def test_a_stream_of_states_is_written_a_multi_op_at_a_time_as_it_is_computed(bare: Bare) -> None:
+    partitions = led_by_broker_0(bare)
     before = {tp: bare.ctx.leadership[tp].leader_and_isr for tp in partitions}
     # A broker failure computes 30,000 of these: ZooKeeper writes the first ones meanwhile.
     written_while_computing = []
@@ -61,12 +66,7 @@ def test_a_stream_of_states_is_written_a_multi_op_at_a_time_as_it_is_computed(ba
 def test_new_leaders_are_written_a_multi_op_at_a_time_as_they_are_elected(
     bare: Bare, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for broker in (0, 1):
-        bare.register(broker)
-    bare.elect()
-    admin.create_topic_with_assignment(bare.zk, "t", {p: [0, 1] for p in range(PARTITIONS)})
-    bare.dispatch(ev.TopicChange())
-    partitions = [TopicPartition("t", p) for p in range(PARTITIONS)]
+    partitions = led_by_broker_0(bare)
     assert {version(bare, tp) for tp in partitions} == {0}
     # Broker 0 leads them all: its failure elects broker 1 for each, and ZooKeeper writes the
     # first new leaders while the controller elects the next.
