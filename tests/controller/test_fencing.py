@@ -394,17 +394,12 @@ def test_a_controller_whose_session_expired_writes_nothing_in_the_new_session(ba
     handling an event of the old one: no other controller has won yet, so the epoch check
     alone would let its writes through. Kafka's request fails with SESSIONEXPIRED; here the
     fence names the session the epoch was won in."""
-    from kazoo.client import KazooClient
-    from kto_testing import eventually
+    from kto_testing import eventually, expire_session
 
     online_topic(bare, (0,), {0: [0]})
     zk = bare.controller.zk
     session = zk.session_id
-    # ZooKeeper's own way to expire a session: attach to it and close it.
-    thief = KazooClient(hosts=zk.hosts, client_id=zk.raw.client_id)
-    thief.start()
-    thief.stop()
-    thief.close()
+    expire_session(zk)
     eventually(lambda: zk.session_id not in (0, session), "a new session")
     assert bare.controller.is_active  # the Expire event is not handled yet
     admin.reassign_partitions(bare.zk, {TopicPartition("missing", 0): [0]})

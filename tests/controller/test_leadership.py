@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from kto_testing import eventually
+from kto_testing import eventually, expire_session
 
 from kafka_topic_operator.controller.leadership import (
     read_controller_id,
@@ -72,18 +72,12 @@ def test_a_session_expiry_elects_once_with_one_new_epoch_as_kafka_does(
 ) -> None:
     """The expired session's /controller goes and the new session re-elects: both ask for an
     election, and only one may happen (Kafka's elect() stops when any controller is active)."""
-    from kazoo.client import KazooClient
-
     controller = cluster.start_controller(100)
     assert cluster.wait_controller() == 1
     cluster.settle(controller)
     session = controller.zk.session_id
     caplog.set_level(logging.INFO, logger="kafka_topic_operator.controller.kafka_controller")
-    # ZooKeeper's own way to expire a session: attach to it and close it.
-    thief = KazooClient(hosts=controller.zk.hosts, client_id=controller.zk.raw.client_id)
-    thief.start()
-    thief.stop()
-    thief.close()
+    expire_session(controller.zk)
     eventually(lambda: controller.zk.session_id not in (0, session), "a new session")
     eventually(lambda: controller.is_active, "the controller elected again")
     cluster.settle(controller)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kto_testing import eventually
+from kto_testing import eventually, expire_session
 
 from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.broker_channel import (
@@ -389,16 +389,9 @@ def test_no_write_once_the_leader_epoch_moved(
 def test_an_expired_session_registers_again_with_a_new_broker_epoch(
     start_broker: StartBroker, controller: PlayedController, zk: ZkClient, waiter: Waiter
 ) -> None:
-    # ZooKeeper's own trick for expiring a session: attach to it and close it. The facade has no
-    # such call (no production code should do this), so the test uses kazoo directly.
-    from kazoo.client import KazooClient
-
     broker = start_broker(1)
     old_epoch = broker.broker_epoch
-    thief = KazooClient(hosts=broker.zk.hosts, client_id=broker.zk.raw.client_id)
-    thief.start()
-    thief.stop()
-    thief.close()
+    expire_session(broker.zk)
 
     def read(watch: Callable[[object], None]) -> int | None:
         if not zk.exists("/brokers/ids/1", watch=watch):

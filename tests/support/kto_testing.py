@@ -85,3 +85,31 @@ def eventually(condition: Callable[[], T], what: str, timeout: float = DEADLINE)
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}; last {value}")
         time.sleep(0.02)
+
+
+def expire_session(zk: ZkClient, timeout: float = DEADLINE) -> None:
+    """ZooKeeper's own way to expire a session: attach to it from a second client and close it.
+    The owner reconnecting meanwhile takes the session back and drops the second client's
+    connection, maybe before its close went out: then it is tried again, until the owner holds
+    a session of its own."""
+    from kazoo.client import KazooClient
+
+    session, client_id = zk.session_id, zk.raw.client_id
+    # Without the chroot: kazoo's start would check it exists, a request the drop can fail.
+    servers = zk.hosts.split("/", 1)[0]
+    deadline = time.monotonic() + timeout
+    while True:
+        thief = KazooClient(hosts=servers, client_id=client_id)
+        try:
+            thief.start(timeout=5)
+            thief.stop()
+        except Exception:  # the owner took the session back first, or the session is gone
+            pass
+        finally:
+            thief.close()
+        try:
+            eventually(lambda: zk.session_id not in (0, session), "a new session", timeout=5)
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
