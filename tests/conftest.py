@@ -33,6 +33,9 @@ os.environ.setdefault("SERVER_JVMFLAGS", SHORT_LIVED_JVM)  # ZooKeeper's zkServe
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# KTO_TEST_CPU_LOG=<file>: each test's CPU and wall seconds (tests/support/cpu_accounting.py).
+pytest_plugins = ["cpu_accounting"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before any worker starts (they inherit the environment): the tests' Spark JVMs map a
