@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kto_testing import eventually
@@ -395,11 +396,35 @@ def polling(kraft: KafkaAdminBackend) -> Iterator[Following]:
     following[0].stop()
 
 
+def known_to_every_broker(backend: KafkaAdminBackend, name: str) -> bool:
+    """Whether each broker's metadata holds the topic. A read goes to whichever broker
+    kafka-python picks, and KRaft brokers learn a new topic a moment apart: one read finding it
+    does not make the next find it. So each broker is asked in turn (through kafka-python's
+    connection manager: its admin client names no broker)."""
+    from kafka.protocol.metadata import MetadataRequest
+
+    def ask_each(admin: Any) -> bool:
+        manager = admin._manager
+        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=name)],
+                                  allow_auto_topic_creation=False)  # fmt: skip
+
+        async def ask(node: int) -> Any:
+            return (await manager.send(request, node_id=node)).to_dict()
+
+        answers = [manager.run(ask, b.node_id) for b in manager.cluster.brokers()]
+        return bool(answers) and all(
+            [(t["name"], t["error_code"]) for t in answer["topics"]] == [(name, 0)]
+            for answer in answers
+        )
+
+    return backend._call(ask_each, idempotent=True)
+
+
 def created(backend: KafkaAdminBackend, name: str, config: dict[str, str]) -> None:
-    """A topic the cluster's brokers know (the controller's answer comes a moment before)."""
+    """A topic every broker knows (the controller's answer comes a moment before)."""
     assert backend.create_topics([NewTopic(name, {0: [0, 1], 1: [1, 2]}, config)]) == {name: None}
     assert backend.wait_for_partitions([TopicPartition(name, 1)], limit=30, idle=10)
-    eventually(lambda: name in backend.read([name], list_topics=False).topics, name)
+    eventually(lambda: known_to_every_broker(backend, name), f"every broker knowing {name}")
 
 
 @pytest.mark.kafka
