@@ -107,6 +107,52 @@ def test_stop_writes_what_was_handed_over(zk: ZkClient, epoch: Fence) -> None:
     assert queued(zk, 1) == list(range(20))
 
 
+def test_batches_handed_over_in_a_hold_are_written_when_it_ends(zk: ZkClient, epoch: Fence) -> None:
+    recorder = Recorder()
+    sender = ChannelSender(zk, recorder.on_undelivered, recorder.on_fenced)
+    sender.start()
+    try:
+        sender.submit([(1, stop_replica(0))], epoch)
+        with sender.holding():
+            sender.submit([(1, stop_replica(1)), (2, stop_replica(2))], epoch)
+            sender.submit([(1, stop_replica(3))], epoch)
+            sender.flush()
+            assert (queued(zk, 1), queued(zk, 2)) == ([0], [])
+        sender.flush()
+        assert (queued(zk, 1), queued(zk, 2)) == ([0, 1, 3], [2])
+        with pytest.raises(RuntimeError), sender.holding():  # an event that failed midway
+            sender.submit([(2, stop_replica(4))], epoch)
+            raise RuntimeError("the event failed after it had made requests")
+        sender.flush()
+        assert queued(zk, 2) == [2, 4]
+    finally:
+        sender.stop()
+
+
+def test_an_events_requests_are_written_after_it(zk: ZkClient, epoch: Fence) -> None:
+    """The controller holds the requests an event makes until the event is processed: its
+    ZooKeeper writes are not slowed by encoding and writing them."""
+    from kafka_topic_operator.controller import events as ev
+    from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
+
+    controller = KafkaController(ControllerConfig(zookeeper="unused", broker_id=5), zk)
+    seen: list[list[int]] = []
+
+    def dispatch(event: ev.ControllerEvent, coalesced: object = ()) -> None:
+        controller.sender.submit([(1, stop_replica(1))], epoch)
+        controller.sender.flush()
+        seen.append(queued(zk, 1))
+
+    controller._dispatch = dispatch  # type: ignore[method-assign]
+    controller.sender.start()
+    try:
+        controller._process(ev.TopicChange())
+        controller.sender.flush()
+    finally:
+        controller.sender.stop()
+    assert (seen, queued(zk, 1)) == ([[]], [1])
+
+
 def test_the_controller_hears_of_undelivered_and_fenced_requests(zk: ZkClient) -> None:
     """The sender's reports reach the event thread as events: an undelivered StopReplica is no
     longer awaited, and a fenced batch makes the controller check who the controller is."""

@@ -6,14 +6,21 @@ ZooKeeper channel: it encodes a batch and writes it, in the order batches were h
 so a broker still sees its requests in the order the controller made them. What the event thread
 must know comes back through callbacks (run on the sender's thread: they only enqueue events):
 a request whose broker queue is gone, and a batch fenced off because the controller moved.
+
+While the event thread processes an event, the batches it hands over are held and written once
+the event is done: encoding requests on this thread would take the interpreter from the event
+thread between its ZooKeeper writes (a broker failure's ISR shrinks waited behind the encoding
+of the elections' LeaderAndIsr), and the request znodes would queue in ZooKeeper before them.
+A broker receives its requests in the same order, an event's worth later at most.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kafka_topic_operator import broker_channel as bc
@@ -54,6 +61,9 @@ def write_requests(
     ]
 
 
+_Batch = tuple[list[tuple[int, bc.Request]], Fence]
+
+
 class ChannelSender:
     def __init__(
         self,
@@ -64,19 +74,38 @@ class ChannelSender:
         self._zk = zk
         self._undelivered = undelivered
         self._fenced = fenced
-        self._queue: queue.Queue[tuple[list[tuple[int, bc.Request]], Fence] | None] = queue.Queue()
+        self._queue: queue.Queue[_Batch | None] = queue.Queue()
         self._thread: threading.Thread | None = None
+        self._held: list[_Batch] | None = None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="controller-request-sender")
         self._thread.start()
 
     def submit(self, requests: Sequence[tuple[int, bc.Request]], fence: Fence) -> None:
-        if requests:
-            self._queue.put((list(requests), fence))
+        if not requests:
+            return
+        batch = (list(requests), fence)
+        if self._held is not None:
+            self._held.append(batch)
+        else:
+            self._queue.put(batch)
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Batches submitted in the block are written, in order, once it ends (however it
+        ends). Only the thread that submits holds."""
+        self._held = []
+        try:
+            yield
+        finally:
+            held, self._held = self._held, None
+            for batch in held:
+                self._queue.put(batch)
 
     def flush(self) -> None:
-        """Until every batch handed over so far is written (or refused)."""
+        """Until every batch handed over so far is written (or refused); batches a hold still
+        keeps are not handed over yet."""
         self._queue.join()
 
     def stop(self) -> None:

@@ -152,14 +152,16 @@ class KafkaController:
 
     def _process(self, event: ev.ControllerEvent, coalesced: Sequence[str] = ()) -> None:
         self.ctx.written_this_event.clear()
-        try:
-            self._dispatch(event, coalesced)
-        except ControllerMovedException:
-            log.info("Controller moved to another broker when processing %s.", event)
-            self._maybe_resign()
-        except Exception:
-            # Kafka logs and goes on with the next event: one bad event must not stop the rest.
-            log.exception("Error processing event %s", event)
+        with self.sender.holding():  # the event's ZooKeeper writes first (ChannelSender)
+            try:
+                self._dispatch(event, coalesced)
+            except ControllerMovedException:
+                log.info("Controller moved to another broker when processing %s.", event)
+                self._maybe_resign()
+            except Exception:
+                # Kafka logs and goes on with the next event: one bad event must not stop the
+                # rest.
+                log.exception("Error processing event %s", event)
 
     def _dispatch(self, event: ev.ControllerEvent, coalesced: Sequence[str] = ()) -> None:
         match event:
