@@ -193,16 +193,19 @@ def creation_run(server: ZooKeeperServer, work: Path, attempt: int) -> float:
     results = admin.create_topics(zk, new)
     assert not any(results.values())
 
+    # The last partition of each topic until all are online, then every partition once the
+    # controller is idle: reading all 24,000 states while it still writes would load the
+    # ZooKeeper server it writes to, and slow the writes measured.
     last_partitions = [TopicPartition(t.name, partitions - 1) for t in new]
 
-    def online() -> bool:
-        # The last partition of each topic first: reading all 24,000 states every poll would
-        # load the ZooKeeper server the controller is writing to.
-        if sum(1 for _ in states(zk, last_partitions)) < len(last_partitions):
-            return False
-        return sum(1 for _ in states(zk, all_partitions)) == len(all_partitions)
+    def online(partitions: list[TopicPartition]) -> bool:
+        return sum(1 for _ in states(zk, partitions)) == len(partitions)
 
-    wait_until(online, "every partition online")
+    wait_until(lambda: online(last_partitions), "the last partition of every topic online")
+    wait_until(
+        lambda: wait_idle(controller.process.pid) >= 0 and online(all_partitions),
+        "every partition online",
+    )
     wait_until(
         lambda: all(
             n is not None and znodes.decode_topic(n.path, n.data).topic_id
@@ -350,18 +353,19 @@ def broker_failure_run(
     died = time.time()
     sessions.pop(0).stop()
 
-    # A sample first, every partition once the sample has moved: reading all 30,000 states
-    # every poll would load the ZooKeeper server and the cores the controller works on.
+    # A sample until it has moved, then every partition once the controller is idle: reading
+    # all 30,000 states while it still writes would load the ZooKeeper server and the cores it
+    # works on, and slow the writes measured.
     sample = random.Random(0).sample(everything, len(everything) // 100)
 
-    def moved() -> bool:
-        return all(
-            lai.leader != 0 and 0 not in lai.isr
-            for partitions in (sample, everything)
-            for _, lai in states(zk, partitions)
-        )
+    def moved(partitions: list[TopicPartition]) -> bool:
+        return all(lai.leader != 0 and 0 not in lai.isr for _, lai in states(zk, partitions))
 
-    wait_until(moved, "new leaders and shrunk ISRs")
+    wait_until(lambda: moved(sample), "new leaders and shrunk ISRs in a sample")
+    wait_until(
+        lambda: wait_idle(controller.process.pid) >= 0 and moved(everything),
+        "new leaders and shrunk ISRs",
+    )
     ours = max(mtime for mtime, _ in states(zk, everything)) / 1000 - died
     # Every state znode held broker 0 in its ISR: the anchor writes each the bytes the
     # controller wrote (as the creation anchor writes real states).
