@@ -202,10 +202,8 @@ def creation_run(server: ZooKeeperServer, work: Path, attempt: int) -> float:
         return sum(1 for _ in states(zk, partitions)) == len(partitions)
 
     wait_until(lambda: online(last_partitions), "the last partition of every topic online")
-    wait_until(
-        lambda: wait_idle(controller.process.pid) >= 0 and online(all_partitions),
-        "every partition online",
-    )
+    wait_idle(controller.process.pid)
+    wait_until(lambda: online(all_partitions), "every partition online")
     wait_until(
         lambda: all(
             n is not None and znodes.decode_topic(n.path, n.data).topic_id
@@ -362,10 +360,8 @@ def broker_failure_run(
         return all(lai.leader != 0 and 0 not in lai.isr for _, lai in states(zk, partitions))
 
     wait_until(lambda: moved(sample), "new leaders and shrunk ISRs in a sample")
-    wait_until(
-        lambda: wait_idle(controller.process.pid) >= 0 and moved(everything),
-        "new leaders and shrunk ISRs",
-    )
+    wait_idle(controller.process.pid)
+    wait_until(lambda: moved(everything), "new leaders and shrunk ISRs")
     ours = max(mtime for mtime, _ in states(zk, everything)) / 1000 - died
     # Every state znode held broker 0 in its ISR: the anchor writes each the bytes the
     # controller wrote (as the creation anchor writes real states).

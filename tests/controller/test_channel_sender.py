@@ -115,7 +115,8 @@ def test_batches_handed_over_in_a_hold_are_written_when_it_ends(zk: ZkClient, ep
         sender.submit([(1, stop_replica(0))], epoch)
         with sender.holding():
             sender.submit([(1, stop_replica(1)), (2, stop_replica(2))], epoch)
-            sender.submit([(1, stop_replica(3))], epoch)
+            with sender.holding():
+                sender.submit([(1, stop_replica(3))], epoch)
             sender.flush()
             assert (queued(zk, 1), queued(zk, 2)) == ([0], [])
         sender.flush()

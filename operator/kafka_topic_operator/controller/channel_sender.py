@@ -94,7 +94,11 @@ class ChannelSender:
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:
         """Batches submitted in the block are written, in order, once it ends (however it
-        ends). Only the thread that submits holds."""
+        ends); a block inside another hands its batches over with the outer one. Only the
+        thread that submits holds."""
+        if self._held is not None:
+            yield
+            return
         self._held = []
         try:
             yield
