@@ -84,18 +84,31 @@ def staging_modules(kubernetes_go_mod: str) -> list[str]:
     return sorted(set(STAGING_REPLACE.findall(kubernetes_go_mod)))
 
 
-def kube_apiserver_go_mod(kubernetes: str, staging: list[str]) -> str:
+def kubernetes_go_mod(module: str, kubernetes: str, staging: list[str]) -> str:
+    """A module `module` requiring k8s.io/kubernetes, its staging modules at their release."""
     replaces = "".join(f"\t{m} => {m} {staging_version(kubernetes)}\n" for m in staging)
     return (
-        "module kto.dev/kube-apiserver-build\n\ngo 1.24.0\n\n"
+        f"module {module}\n\ngo 1.24.0\n\n"
         f"require k8s.io/kubernetes v{kubernetes}\n\nreplace (\n{replaces})\n"
     )
 
 
-# A build-tagged file keeps the command's package in the module graph for `go mod tidy`.
-KUBE_APISERVER_TOOLS = (
-    '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver"\n'
-)
+def kube_apiserver_go_mod(kubernetes: str, staging: list[str]) -> str:
+    return kubernetes_go_mod("kto.dev/kube-apiserver-build", kubernetes, staging)
+
+
+def command_package(command: str) -> str:
+    return f"k8s.io/kubernetes/cmd/{command}"
+
+
+def tools_go(commands: list[str]) -> str:
+    """A build-tagged file that keeps the commands' packages in the module graph for
+    `go mod tidy`."""
+    imports = "".join(f'\t_ "{command_package(c)}"\n' for c in commands)
+    return f"//go:build tools\n\npackage tools\n\nimport (\n{imports})\n"
+
+
+KUBE_APISERVER_TOOLS = tools_go(["kube-apiserver"])
 
 ETCD_MAIN = (
     'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\n'
@@ -122,25 +135,61 @@ def _run(args: list[str], cwd: Path, what: str) -> str:
     return go_build.run(args, cwd, what, error=KubeApiServerBuildError)
 
 
-def _kubernetes_go_mod(go: str, kubernetes: str, cwd: Path) -> str:
+def kubernetes_module(
+    go: str, kubernetes: str, cwd: Path, error: type[go_build.GoBuildError]
+) -> dict[str, object]:
+    """`go mod download -json` of k8s.io/kubernetes: its source folder ("Dir"), its go.mod
+    ("GoMod")."""
     module = f"k8s.io/kubernetes@v{kubernetes}"
-    fetched = _run([go, "mod", "download", "-json", module], cwd, f"fetching {module}")
-    return Path(json.loads(fetched)["GoMod"]).read_text()
+    fetched = go_build.run([go, "mod", "download", "-json", module], cwd, f"fetching {module}",
+                           error=error)  # fmt: skip
+    described: dict[str, object] = json.loads(fetched)
+    return described
+
+
+def prepare_kubernetes_module(
+    go: str,
+    kubernetes: str,
+    module: Path,
+    commands: list[str],
+    error: type[go_build.GoBuildError],
+) -> Path:
+    """A tidy module in folder `module` (created) from which `commands` build; returns
+    k8s.io/kubernetes' source folder (in Go's module cache)."""
+    module.mkdir()
+    described = kubernetes_module(go, kubernetes, module, error)
+    staging = staging_modules(Path(str(described["GoMod"])).read_text())
+    if not staging:
+        raise error(
+            f"k8s.io/kubernetes v{kubernetes}'s go.mod names no staging module: unknown layout"
+        )
+    name = f"kto.dev/{module.name}-build"
+    (module / "go.mod").write_text(kubernetes_go_mod(name, kubernetes, staging))
+    (module / "tools.go").write_text(tools_go(commands))
+    go_build.run([go, "mod", "tidy"], module, f"go mod tidy ({module.name})", error=error)
+    return Path(str(described["Dir"]))
+
+
+def build_kubernetes_command(
+    go: str,
+    kubernetes: str,
+    module: Path,
+    command: str,
+    output: Path,
+    error: type[go_build.GoBuildError],
+) -> None:
+    """`command` built from the module `prepare_kubernetes_module` made, with the version
+    stamped in."""
+    go_build.run([go, "build", "-trimpath", "-ldflags", version_ldflags(kubernetes), "-o",
+                  str(output), command_package(command)], module, f"building {command}",
+                 error=error)  # fmt: skip
 
 
 def _build_kube_apiserver(go: str, kubernetes: str, work: Path, output: Path) -> None:
     module = work / "kube-apiserver"
-    module.mkdir()
-    staging = staging_modules(_kubernetes_go_mod(go, kubernetes, module))
-    if not staging:
-        raise KubeApiServerBuildError(
-            f"k8s.io/kubernetes v{kubernetes}'s go.mod names no staging module: unknown layout"
-        )
-    (module / "go.mod").write_text(kube_apiserver_go_mod(kubernetes, staging))
-    (module / "tools.go").write_text(KUBE_APISERVER_TOOLS)
-    _run([go, "mod", "tidy"], module, "go mod tidy (kube-apiserver)")
-    _run([go, "build", "-trimpath", "-ldflags", version_ldflags(kubernetes), "-o", str(output),
-          "k8s.io/kubernetes/cmd/kube-apiserver"], module, "building kube-apiserver")  # fmt: skip
+    prepare_kubernetes_module(go, kubernetes, module, ["kube-apiserver"], KubeApiServerBuildError)
+    build_kubernetes_command(go, kubernetes, module, "kube-apiserver", output,
+                             KubeApiServerBuildError)  # fmt: skip
 
 
 def _build_etcd(go: str, etcd: str, work: Path, output: Path) -> None:
