@@ -50,6 +50,18 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["SPARK_SUBMIT_OPTS"] = os.environ["SPARK_DAEMON_JAVA_OPTS"] = options
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In the run's main process, once every worker is done: the real Kubernetes node the node
+    tests shared (tests/support/node_session.py), if one was started."""
+    if hasattr(session.config, "workerinput"):
+        return
+    from node_session import shared_folder, stop_shared
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is not None:
+        stop_shared(shared_folder(Path(factory.getbasetemp()), is_worker=False))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """In each process that runs tests: the modules and test items collected live to the end,
     so no full collection scans them again (full collections of that heap took a fifth of a

@@ -22,16 +22,23 @@ class DevClusterError(RuntimeError):
 
 
 def spawn(args: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:
+    return start(args, log, env).pid
+
+
+def start(
+    args: Sequence[str], log: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """The process, in a session of its own (it outlives `kto dev-cluster up`), its output
+    appended to `log`; a caller that lives on keeps the handle, so the process is reaped."""
     with log.open("ab") as out:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             list(args),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
-            start_new_session=True,  # outlives `kto dev-cluster up`
+            start_new_session=True,
         )
-    return process.pid
 
 
 def wait_for(check: Any, what: str, log: Path) -> None:

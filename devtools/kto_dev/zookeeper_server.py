@@ -56,11 +56,13 @@ class ZooKeeperServer:
     # SASL DIGEST-MD5 users (name → password), as a Kafka ensemble's JAAS `Server` section
     # with ZooKeeper's DigestLoginModule; none: no SASL.
     sasl_users: dict[str, str] = field(default_factory=dict)
+    # Where it listens: loopback, or a real node's link address so that pods reach it too.
+    host: str = "127.0.0.1"
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
     def connect_string(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def pid(self) -> int | None:
@@ -80,7 +82,7 @@ class ZooKeeperServer:
                     f"tickTime={self.tick_time_ms}",
                     f"dataDir={data}",
                     f"clientPort={self.port}",
-                    "clientPortAddress=127.0.0.1",
+                    f"clientPortAddress={self.host}",
                     f"minSessionTimeout={self.min_session_timeout_ms}",
                     f"maxSessionTimeout={self.max_session_timeout_ms}",
                     "admin.enableServer=false",
@@ -136,7 +138,7 @@ class ZooKeeperServer:
         # `ruok` answers before the server has loaded its database; `srvr` shows a mode only
         # once it serves requests.
         try:
-            return "Mode: " in four_letter_word(self.port, "srvr", timeout=0.5)
+            return "Mode: " in four_letter_word(self.port, "srvr", self.host, timeout=0.5)
         except OSError:
             return False
 

@@ -41,10 +41,11 @@ class KafkaBrokerError(RuntimeError):
 
 class NodeFiles:
     """Where a Kafka node (a ZooKeeper-mode broker or a KRaft node) keeps its files, and its
-    loopback address: for frozen dataclasses with `directory` and `port`."""
+    address: for frozen dataclasses with `directory` and `port` (and `host`, else loopback)."""
 
     directory: Path
     port: int
+    host: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
         # The JVM runs in this directory and its files name each other: absolute paths only.
@@ -52,7 +53,7 @@ class NodeFiles:
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def log_dir(self) -> Path:
@@ -81,6 +82,9 @@ class BrokerSpec(NodeFiles):
     internal_replication_factor: int = 3
     session_timeout_ms: int = SESSION_TIMEOUT_MS
     overrides: Mapping[str, str] = field(default_factory=dict)
+    # Where it listens and what it advertises: loopback, or a real node's link address so that
+    # pods reach it too.
+    host: str = "127.0.0.1"
 
 
 def small_cluster_settings(internal_replication_factor: int) -> dict[str, str]:
@@ -178,13 +182,13 @@ def _root_and_chroot(zookeeper: str) -> tuple[str, str]:
     return hosts, (slash + chroot if chroot else "")
 
 
-def port_taken(port: int) -> bool:
+def port_taken(port: int, host: str = "127.0.0.1") -> bool:
     """Whether something listens there (Kafka binds with SO_REUSEADDR, so connections of an
     earlier broker lingering in TIME_WAIT do not count)."""
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((host, port))
         except OSError:
             return True
     return False
@@ -214,8 +218,8 @@ def prepare(spec: BrokerSpec) -> list[str]:
     except KafkaDistributionError as e:
         raise KafkaBrokerError(str(e)) from None
     command = java_command(spec, libs)
-    if port_taken(spec.port):
-        raise KafkaBrokerError(f"broker {spec.broker_id}: port {spec.port} on 127.0.0.1 is taken")
+    if port_taken(spec.port, spec.host):
+        raise KafkaBrokerError(f"broker {spec.broker_id}: port {spec.port} on {spec.host} is taken")
     spec.directory.mkdir(parents=True, exist_ok=True)
     spec.properties_file.write_text(render_properties(server_properties(spec)))
     (spec.directory / "log4j.properties").write_text(log4j_properties(spec.log_file))

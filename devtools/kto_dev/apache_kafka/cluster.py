@@ -23,6 +23,7 @@ class KafkaCluster:
         *,
         racks: Sequence[str | None] | None = RACKS,
         overrides: Mapping[str, str] | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         self.zookeeper = zookeeper
         self.brokers = {
@@ -35,6 +36,7 @@ class KafkaCluster:
                     rack=None if racks is None else racks[broker_id % len(racks)],
                     internal_replication_factor=min(3, size),
                     overrides=dict(overrides or {}),
+                    host=host,
                 )
             )
             for broker_id in range(size)

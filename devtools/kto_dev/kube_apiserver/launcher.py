@@ -1,6 +1,7 @@
-"""etcd and kube-apiserver on loopback, as the tests and `kto dev-cluster up --apiserver real`
-run them: TLS from a generated authority, service-account tokens signed by a generated key, a
-static administrator token, RBAC authorization, and optionally an audit log of every request.
+"""etcd and kube-apiserver, as the tests and `kto dev-cluster up --apiserver real` run them (on
+loopback; a real node's pods reach it on the node's link address instead): TLS from a generated
+authority, service-account tokens signed by a generated key, a static administrator token, RBAC
+authorization, and optionally an audit log of every request.
 
 `with KubeApiServer(folder) as api:` starts both and waits until the server is ready (`/readyz`
 and the `default` namespace); `restart_apiserver()` and `compact()` are what the watch tests
@@ -50,8 +51,12 @@ class KubeApiServer:
         audit: bool = False,
         port: int | None = None,
         extra_args: tuple[str, ...] = (),
+        address: str = "127.0.0.1",
     ) -> None:
         self.directory = directory
+        # Where the server listens and what it advertises as the `kubernetes` Service's
+        # endpoint: pods cannot reach loopback.
+        self.address = address
         self.binaries = binaries or require_binaries()
         self.audit = audit
         self.extra_args = extra_args
@@ -71,7 +76,7 @@ class KubeApiServer:
 
     @property
     def url(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
+        return f"https://{self.address}:{self.port}"
 
     @property
     def etcd_url(self) -> str:
@@ -121,7 +126,8 @@ class KubeApiServer:
         if self.admin_token is None:
             self.admin_token = secrets.token_hex(16)
             (self.directory / "admin-token").write_text(self.admin_token + "\n")
-        credentials.write(self.directory / "pki", self.admin_token)
+        addresses = tuple(dict.fromkeys((self.address, *credentials.SERVING_ADDRESSES)))
+        credentials.write(self.directory / "pki", self.admin_token, addresses)
         ports = {"apiserver": self.port, "etcd": self.etcd_port, "etcd-peer": self.etcd_peer_port}
         (self.directory / "ports.json").write_text(json.dumps(ports) + "\n")
         self._start_etcd()
@@ -147,8 +153,8 @@ class KubeApiServer:
         args = [
             str(self.binaries.kube_apiserver),
             f"--etcd-servers={self.etcd_url}",
-            f"--secure-port={self.port}", "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
+            f"--secure-port={self.port}", f"--bind-address={self.address}",
+            f"--advertise-address={self.address}",
             f"--tls-cert-file={f.serving_cert}", f"--tls-private-key-file={f.serving_key}",
             f"--client-ca-file={f.ca_cert}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
