@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from kafka_client import describe_topic
 from kto_testing import eventually
 from status_captures import capture
 
@@ -19,7 +20,6 @@ from kto_dev.apache_kafka.kraft import KRaftCluster
 from kto_dev.ports import free_port
 
 from .conftest import operating
-from .kafka_client import describe_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kafka_client import consume_all, describe_configs, describe_topic, metadata, produce
 from kto_testing import eventually
 
 from kto_dev.apache_kafka.cluster import KafkaCluster
@@ -20,7 +21,6 @@ from kto_dev.apache_kafka.migration import ZkToKRaftMigration
 from kto_dev.zookeeper_server import ZooKeeperServer
 
 from .conftest import operating
-from .kafka_client import consume_all, describe_configs, describe_topic, metadata, produce
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 

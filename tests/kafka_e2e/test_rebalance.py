@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kafka_client import describe_configs, metadata
 from kto_testing import eventually
 
 from kafka_topic_operator.zk import admin, znodes
 from kto_dev.apache_kafka.cluster import KafkaCluster
 
 from .conftest import GROUP, REBALANCES, VERSION, Operator, operating
-from .kafka_client import describe_configs, metadata
 from .test_topics import status_partitions
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kafka_client import describe_configs, metadata, reassigning
 from kto_testing import eventually
 
 from kto_dev.apache_kafka.kraft import KRaftCluster
 
 from .conftest import GROUP, REBALANCES, VERSION, Operator, operating
-from .kafka_client import describe_configs, metadata, reassigning
 from .test_topics import status_partitions
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]

@@ -14,14 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kto_testing import Waiter, eventually
-
-from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.zk import znodes
-from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
-
-from .conftest import Operator
-from .kafka_client import (
+from kafka_client import (
     Partition,
     consume_all,
     describe_configs,
@@ -31,6 +24,13 @@ from .kafka_client import (
     reassigning,
     topic_names,
 )
+from kto_testing import Waiter, eventually
+
+from kafka_topic_operator.kafka.topic_partition import TopicPartition
+from kafka_topic_operator.zk import znodes
+from kto_dev.apache_kafka.distribution import KAFKA_VERSION, require_libs
+
+from .conftest import Operator
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 

@@ -8,7 +8,6 @@ import json
 import subprocess
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -19,9 +18,9 @@ from kto_dev.node import cleanup, configs, network
 from kto_dev.node.images import node_images
 from kto_dev.node.launcher import KubernetesNode
 
-pytestmark = pytest.mark.node
+from .helpers import operator_pod, phase
 
-OPERATOR_IMAGE = "docker.io/library/kafka-topic-operator:0.1.0"
+pytestmark = pytest.mark.node
 
 # Run in a pod: the API server through the `kubernetes` Service's name (cluster DNS) with the
 # pod's own ServiceAccount token, checked against the cluster's CA as any in-cluster client does.
@@ -43,28 +42,10 @@ print(json.dumps({"address": socket.gethostbyname("kubernetes.default.svc.cluste
 """
 
 
-def pod(name: str, namespace: str, command: list[str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-        "spec": {"restartPolicy": "Never",
-                 "securityContext": {"runAsNonRoot": True, "runAsUser": 10001,
-                                     "seccompProfile": {"type": "RuntimeDefault"}},
-                 "containers": [{"name": "main", "image": OPERATOR_IMAGE,
-                                 "imagePullPolicy": "Never", "command": command,
-                                 "securityContext": {"allowPrivilegeEscalation": False,
-                                                     "readOnlyRootFilesystem": True,
-                                                     "capabilities": {"drop": ["ALL"]}}}]},
-    }  # fmt: skip
-
-
 def namespace(node: KubernetesNode) -> str:
     name = f"node-{uuid.uuid4().hex[:8]}"
     node.kubectl("create", "namespace", name)
     return name
-
-
-def phase(node: KubernetesNode, name: str, ns: str) -> str:
-    return str(node.kubectl("get", "pod", name, "-n", ns, "-o", "jsonpath={.status.phase}"))
 
 
 def test_the_node_is_ready_with_cluster_dns(node_session: NodeSession) -> None:
@@ -85,7 +66,7 @@ def test_a_pod_calls_the_api_server_by_its_service_name_with_its_token(
 ) -> None:
     node = node_session.node
     ns = namespace(node)
-    client = pod("client", ns, ["python3", "-c", IN_CLUSTER_CLIENT])
+    client = operator_pod("client", ns, ["python3", "-c", IN_CLUSTER_CLIENT])
     node.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(client))
     eventually(lambda: phase(node, "client", ns) in ("Succeeded", "Failed"), "the pod to end",
                timeout=60)  # fmt: skip
@@ -99,7 +80,9 @@ def test_a_pod_calls_the_api_server_by_its_service_name_with_its_token(
 def test_kubectl_exec_reaches_a_container_through_the_kubelet(node_session: NodeSession) -> None:
     node = node_session.node
     ns = namespace(node)
-    node.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(pod("sleeper", ns, ["sleep", "300"])))
+    node.kubectl(
+        "apply", "-f", "-", stdin=yaml.safe_dump(operator_pod("sleeper", ns, ["sleep", "300"]))
+    )
     eventually(lambda: phase(node, "sleeper", ns) == "Running", "the pod to run", timeout=60)
     who = node.kubectl("exec", "sleeper", "-n", ns, "--", "id", "-u")
     assert who.strip() == "10001"
@@ -142,7 +125,9 @@ def test_a_stopped_node_leaves_nothing_behind(tmp_path: Path, node_session: Node
     index = node.network.index
     try:
         ns = namespace(node)
-        node.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(pod("sleeper", ns, ["sleep", "300"])))
+        node.kubectl(
+            "apply", "-f", "-", stdin=yaml.safe_dump(operator_pod("sleeper", ns, ["sleep", "300"]))
+        )
         eventually(lambda: phase(node, "sleeper", ns) == "Running", "the pod to run", timeout=60)
         during = _traces(index, folder.resolve())
         assert during["processes"] and during["namespace"] and during["mounts"]
