@@ -32,16 +32,12 @@ def run_helm(node: KubernetesNode, *args: str) -> str:
     return done.stdout
 
 
-def install(
-    node: KubernetesNode, release: str, namespace: str, values: Mapping[str, Any]
-) -> str:
+def install(node: KubernetesNode, release: str, namespace: str, values: Mapping[str, Any]) -> str:
     """`helm install --wait`: returns once the operator's pods are Ready."""
     return _apply(node, "install", release, namespace, values)
 
 
-def upgrade(
-    node: KubernetesNode, release: str, namespace: str, values: Mapping[str, Any]
-) -> str:
+def upgrade(node: KubernetesNode, release: str, namespace: str, values: Mapping[str, Any]) -> str:
     """`helm upgrade --wait` to exactly these values (not merged with the release's)."""
     return _apply(node, "upgrade", release, namespace, values)
 
