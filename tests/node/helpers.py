@@ -77,7 +77,9 @@ def install(session: NodeSession, prefix: str, **values: Any) -> Release:
     defaults: dict[str, Any] = {"watch": {"namespaces": [namespace]}}
     if "kafka" not in values:
         defaults["zookeeper"] = {"connect": session.kafka_zookeeper}
-    release = Release(session.node, "kto", namespace, {**defaults, **values})
+    # The release named as its namespace: a release's cluster-scoped objects (its ClusterRole)
+    # carry its name, and releases in several namespaces share the node.
+    release = Release(session.node, namespace, namespace, {**defaults, **values})
     chart.install(session.node, release.name, namespace, release.values)
     return release
 

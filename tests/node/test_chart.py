@@ -43,7 +43,7 @@ def topic_znode(session: NodeSession, topic: str) -> tuple[dict[str, object], in
 def test_the_chart_runs_the_operator_as_a_pod_that_makes_real_topics(
     node_session: NodeSession,
 ) -> None:
-    release = install(node_session, "zk", logLevel="INFO")
+    release = install(node_session, "zk", logLevel="INFO")  # uninstalled by the test itself
     (pod,) = release.pods()
     # The chart's securityContext holds a real process: uid 10001, a read-only root.
     spec = pod["spec"]

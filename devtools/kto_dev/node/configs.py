@@ -24,8 +24,10 @@ DNS_PORT = 1053
 
 @dataclass(frozen=True)
 class NodePaths:
-    """Where a node keeps its files: `directory` for what lasts across runs and is large
-    (images, the kubelet's root), `runtime` (short, under /run) for sockets."""
+    """Where a node keeps its files: `directory` for its configuration, logs and images,
+    `runtime` (a short path under /run, removed when the node stops) for sockets and the
+    kubelet's root, where the kubelet makes sockets too: a unix socket's path must fit in 108
+    bytes, which a test's temporary folder does not leave room for."""
 
     directory: Path
     runtime: Path
@@ -57,7 +59,7 @@ class NodePaths:
 
     @property
     def kubelet_root(self) -> Path:
-        return self.directory / "kubelet"
+        return self.runtime / "kubelet"
 
     @property
     def kubelet_config(self) -> Path:
