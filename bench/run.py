@@ -10,6 +10,7 @@ import bench_apiserver
 import bench_assignment
 import bench_controller
 import bench_kraft
+import bench_node
 import bench_operator
 import bench_peers
 import bench_rebalance
@@ -27,6 +28,7 @@ def main() -> None:
     bench_operator.main()
     bench_operator.idle()
     bench_kraft.main()
+    bench_node.main()
     bench_rebalance.main()
     bench_rebalance.goals()
     bench_rebalance.scale()
