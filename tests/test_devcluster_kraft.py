@@ -164,6 +164,24 @@ def test_a_split_clusters_nodes_listen_only_for_their_role(tmp_path: Path) -> No
     assert only_broker["controller.quorum.voters"] == voters
 
 
+def test_a_plan_on_a_nodes_host_address_names_it_everywhere(tmp_path: Path) -> None:
+    """`up --kubernetes --kraft`: every listener and voter on the node's host address; a plan on
+    loopback is as it always was."""
+    from kto_dev import cluster_kraft
+
+    for mode in cluster_kraft.MODES:
+        kraft = cluster_kraft.plan(tmp_path, mode, "10.213.0.5")
+        assert kraft["host"] == "10.213.0.5"
+        controllers = [n for n in kraft["nodes"].values() if "controller_port" in n]
+        assert kraft["voters"].count("@10.213.0.5:") == len(controllers)
+        assert all(b.startswith("10.213.0.5:") for b in cluster_kraft.bootstrap(kraft).split(","))
+        for node in cluster_kraft.nodes_of(kraft):
+            assert cluster_kraft.spec(tmp_path, kraft, node).host == "10.213.0.5"
+    loopback = cluster_kraft.plan(tmp_path, None)
+    assert "host" not in loopback and "@127.0.0.1:" in loopback["voters"]
+    assert cluster_kraft.spec(tmp_path, loopback, 0).host == "127.0.0.1"
+
+
 def test_kraft_and_kafka_exclude_each_other(tmp_path: Path) -> None:
     both = kto("dev-cluster", "up", "--kraft", "--kafka", cwd=tmp_path)
     assert both.returncode == 2

@@ -7,8 +7,10 @@ With `--kafka` the brokers are real Apache Kafka brokers (ids 0, 1, 2; racks a, 
 own controller runs the cluster; without it, dev brokers and `kto run --embedded-controller`
 (this project's controller): the light digital twin. With `--kraft` there is no ZooKeeper:
 Apache Kafka 4.x nodes in KRaft mode (cluster_kraft.py), combined or split, and the operator on
-their Admin API (`kto run --bootstrap-servers`). A dev and test tool: state, data and logs live
-in one directory.
+their Admin API (`kto run --bootstrap-servers`). With `--kubernetes` a real one-node Kubernetes
+cluster instead of the API: real Kafka (on ZooKeeper, or with `--kraft`) where its pods reach it,
+and the operator a pod of the Helm chart (cluster_kubernetes.py). A dev and test tool: state,
+data and logs live in one directory.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kto_dev import cluster_kraft
+from kto_dev import cluster_kraft, cluster_kubernetes
 from kto_dev.apache_kafka import broker as kafka_broker
 from kto_dev.apache_kafka.broker import alive
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, KRAFT_KAFKA_VERSION
@@ -45,6 +47,7 @@ from kto_dev.zookeeper_server import ZooKeeperServer, four_letter_word
 
 BROKERS = (0, 1, 2)
 KAFKA_RACKS = ("a", "b", "c")
+LOOPBACK = "127.0.0.1"
 DEFAULT_DIR = Path(".kto") / "dev-cluster"
 # A dev broker's ZooKeeper session timeout (kto dev-broker --session-timeout's default): how long
 # a killed one's registration lingers.
@@ -57,14 +60,15 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
         description="Start, stop or inspect the standalone dev cluster (ZooKeeper, three brokers, "
         "the Kubernetes API emulator and the operator): real Apache Kafka brokers with Kafka's own "
         "controller (--kafka), or dev brokers with this project's controller; or, with --kraft, "
-        "Apache Kafka 4 nodes in KRaft mode and no ZooKeeper.",
+        "Apache Kafka 4 nodes in KRaft mode and no ZooKeeper; or, with --kubernetes, real Kafka "
+        "beside a real Kubernetes node and the operator installed there by the Helm chart.",
     )
     parser.add_argument("action", choices=["up", "down", "status", "stop-broker", "start-broker"])
     parser.add_argument(
         "--reset",
         action="store_true",
         help="down: also remove the cluster's data (ZooKeeper, brokers' logs, the API emulator's "
-        "saved resources), so that the next `up` starts empty",
+        "saved resources, the Kubernetes node's folder), so that the next `up` starts empty",
     )
     parser.add_argument(
         "--id",
@@ -92,9 +96,17 @@ def build_parser(prog: str = "kto dev-cluster") -> argparse.ArgumentParser:
     parser.add_argument(
         "--apiserver",
         choices=["emulator", "real"],
-        default="emulator",
         help="up: the Kubernetes API emulator (fast, the default) or a real kube-apiserver with "
         "etcd (built once by `make kube-apiserver`)",
+    )
+    parser.add_argument(
+        "--kubernetes",
+        action="store_true",
+        help="up: a real one-node Kubernetes cluster (in --dir's node/, as root), Apache "
+        f"Kafka {KAFKA_VERSION} brokers on ZooKeeper (or with --kraft, {KRAFT_KAFKA_VERSION} "
+        "KRaft nodes) where its pods reach them, and the operator installed by the Helm chart "
+        "with rebalancing on; the images and the node's binaries are built the first time "
+        "(several minutes), then taken from the cache. The node starts empty each `up`",
     )
     parser.add_argument(
         "--kill",
@@ -129,15 +141,32 @@ def up(
     apiserver: str = "emulator",
     kraft: bool = False,
     kraft_mode: str | None = None,
+    kubernetes: bool = False,
 ) -> dict[str, Any]:
     """Starts the dev cluster; `kraft`: KRaft nodes instead of ZooKeeper and brokers, in
-    `kraft_mode` (None: the mode of the data already there, else combined)."""
+    `kraft_mode` (None: the mode of the data already there, else combined); `kubernetes`: on a
+    real node, real Kafka always, the operator installed by the chart."""
     if kafka and kraft:
         raise DevClusterError("--kraft and --kafka exclude each other")
+    if kubernetes and (kafka or apiserver != "emulator"):
+        raise DevClusterError(f"--kubernetes and --{'kafka' if kafka else 'apiserver'} exclude "
+                              "each other")  # fmt: skip
     state_path = _state_file(directory)
-    if state_path.exists() and any(alive(p) for p in json.loads(state_path.read_text())["pids"]):
-        raise DevClusterError(f"a dev cluster is already running from {directory}; "
-                              "stop it with `kto dev-cluster down`")  # fmt: skip
+    if state_path.exists():
+        running = [*json.loads(state_path.read_text())["pids"],
+                   *cluster_kubernetes.node_pids(directory).values()]  # fmt: skip
+        if any(alive(p) for p in running):
+            raise DevClusterError(f"a dev cluster is already running from {directory}; "
+                                  "stop it with `kto dev-cluster down`")  # fmt: skip
+    if kubernetes:
+        made = cluster_kubernetes.up(
+            directory, kubeconfig, kraft,
+            start_kafka=lambda state, host: _up_kraft(directory, state, kraft_mode, host)
+            if kraft else _up_zookeeper(directory, state, True, host),
+            stop_kafka=lambda state: _stop_kafka(state, failed=True),
+        )  # fmt: skip
+        state_path.write_text(json.dumps(made, indent=2))
+        return made
     if kraft:  # before anything starts, as below
         try:
             cluster_kraft.check_prerequisites()
@@ -163,53 +192,58 @@ def up(
         state_path.write_text(json.dumps(state, indent=2))
         return state
     try:
-        zk = ZooKeeperServer(directory / "zookeeper")
-        zk.directory.mkdir(parents=True, exist_ok=True)
-        zk.write_config()
-        from kto_dev.zookeeper_server import zookeeper_home
-
-        zk_log = directory / "zookeeper.log"
-        env = {**os.environ, "ZOO_LOG_DIR": str(zk.directory), "ZOO_LOG4J_PROP": "WARN,CONSOLE"}
-        pids.append(spawn([str(zookeeper_home() / "bin" / "zkServer.sh"), "start-foreground",
-                           str(zk.config_path)], zk_log, env))  # fmt: skip
-        wait_for(lambda: four_letter_word(zk.port, "ruok") == "imok", "ZooKeeper", zk_log)
-        connect = f"{zk.connect_string}/kafka"
-        state["zookeeper"] = connect
-        from kafka_topic_operator.zk.client import ZkClient
-
-        client = ZkClient(zk.connect_string)
-        client.start()
-        client.ensure_path("/kafka")
-        client.stop()
-        state["brokers"] = {}
-        if kafka:
-            ports = {b: free_port() for b in BROKERS}
-            state["kafka"] = {
-                str(b): {"port": ports[b], "rack": KAFKA_RACKS[b],
-                         "bootstrap": f"127.0.0.1:{ports[b]}"}
-                for b in BROKERS
-            }  # fmt: skip
-            # All three JVMs start at once, then each is waited for.
-            for broker in BROKERS:
-                pid = _spawn_kafka_broker(directory, state, broker)
-                pids.append(pid)
-                state["brokers"][str(broker)] = pid
-            for broker in BROKERS:
-                _wait_kafka_broker(directory, state, broker)
-            state["bootstrap"] = ",".join(
-                _kafka_spec(directory, state, b).bootstrap for b in BROKERS
-            )
-        else:
-            for broker in BROKERS:
-                pid = _start_broker(directory, connect, broker)
-                pids.append(pid)
-                state["brokers"][str(broker)] = pid
+        _up_zookeeper(directory, state, kafka)
         _up_api_and_operator(directory, kubeconfig, state, apiserver)
     except BaseException:
         stop(pids)
         raise
     state_path.write_text(json.dumps(state, indent=2))
     return state
+
+
+def _up_zookeeper(directory: Path, state: dict[str, Any], kafka: bool,
+                  host: str = LOOPBACK) -> None:  # fmt: skip
+    """ZooKeeper, then three brokers: real Kafka's (`kafka`) or dev brokers; all on `host`."""
+    pids: list[int] = state["pids"]
+    zk = ZooKeeperServer(directory / "zookeeper", host=host)
+    zk.directory.mkdir(parents=True, exist_ok=True)
+    zk.write_config()
+    from kto_dev.zookeeper_server import zookeeper_home
+
+    zk_log = directory / "zookeeper.log"
+    env = {**os.environ, "ZOO_LOG_DIR": str(zk.directory), "ZOO_LOG4J_PROP": "WARN,CONSOLE"}
+    pids.append(spawn([str(zookeeper_home() / "bin" / "zkServer.sh"), "start-foreground",
+                       str(zk.config_path)], zk_log, env))  # fmt: skip
+    wait_for(lambda: four_letter_word(zk.port, "ruok", host) == "imok", "ZooKeeper", zk_log)
+    connect = f"{zk.connect_string}/kafka"
+    state["zookeeper"] = connect
+    from kafka_topic_operator.zk.client import ZkClient
+
+    client = ZkClient(zk.connect_string)
+    client.start()
+    client.ensure_path("/kafka")
+    client.stop()
+    state["brokers"] = {}
+    if kafka:
+        ports = {b: free_port() for b in BROKERS}
+        state["kafka"] = {
+            str(b): {"port": ports[b], "rack": KAFKA_RACKS[b], "bootstrap": f"{host}:{ports[b]}",
+                     **({} if host == LOOPBACK else {"host": host})}
+            for b in BROKERS
+        }  # fmt: skip
+        # All three JVMs start at once, then each is waited for.
+        for broker in BROKERS:
+            pid = _spawn_kafka_broker(directory, state, broker)
+            pids.append(pid)
+            state["brokers"][str(broker)] = pid
+        for broker in BROKERS:
+            _wait_kafka_broker(directory, state, broker)
+        state["bootstrap"] = ",".join(_kafka_spec(directory, state, b).bootstrap for b in BROKERS)
+    else:
+        for broker in BROKERS:
+            pid = _start_broker(directory, connect, broker)
+            pids.append(pid)
+            state["brokers"][str(broker)] = pid
 
 
 def _up_api_and_operator(
@@ -250,11 +284,13 @@ def _up_api_and_operator(
     state["liveness"] = f"http://127.0.0.1:{liveness}/healthz"
 
 
-def _up_kraft(directory: Path, state: dict[str, Any], mode: str | None) -> None:
-    """The KRaft nodes, all started at once (a quorum needs a majority; a split cluster's
-    controller first, as its brokers wait for it), then waited for."""
+def _up_kraft(
+    directory: Path, state: dict[str, Any], mode: str | None, host: str = LOOPBACK
+) -> None:
+    """The KRaft nodes on `host`, all started at once (a quorum needs a majority; a split
+    cluster's controller first, as its brokers wait for it), then waited for."""
     try:
-        kraft = state["kraft"] = cluster_kraft.plan(directory, mode)
+        kraft = state["kraft"] = cluster_kraft.plan(directory, mode, host)
         state["nodes"] = {}
         since = time.time()
         brokers = cluster_kraft.brokers_of(kraft)
@@ -308,6 +344,7 @@ def _kafka_spec(directory: Path, state: dict[str, Any], broker: int) -> kafka_br
         port=settings["port"],
         rack=settings["rack"],
         internal_replication_factor=len(BROKERS),
+        host=settings.get("host", LOOPBACK),
     )
 
 
@@ -405,7 +442,7 @@ def _running_state(directory: Path) -> dict[str, Any]:
 
 # What `up` keeps in its directory: removed by `down --reset` (and nothing else there).
 DATA = ("zookeeper", "data-*", "kafka-*", "kraft-*", "apiserver.json", "kube-apiserver",
-        "*.log", "state.json")  # fmt: skip
+        cluster_kubernetes.NODE_FOLDER, "*.log", "state.json")  # fmt: skip
 
 
 def down(directory: Path, *, reset: bool = False) -> bool:
@@ -426,6 +463,13 @@ def _down(directory: Path) -> bool:
     if not state_path.exists():
         return False
     state = json.loads(state_path.read_text())
+    if "kubernetes" in state:  # the node first: the operator, Kafka's client, goes with it
+        try:
+            cluster_kubernetes.stop_node(directory)
+        finally:
+            _stop_kafka(state)
+        state_path.unlink()
+        return True
     if "kraft" in state:
         _stop_kraft(state)
     elif "kafka" in state:  # Kafka's brokers shut down under control one at a time, as before
@@ -438,6 +482,15 @@ def _down(directory: Path) -> bool:
         stop([pid for pid in state["pids"] if pid not in brokers])
     state_path.unlink()
     return True
+
+
+def _stop_kafka(state: dict[str, Any], *, failed: bool = False) -> None:
+    """Real Kafka on a Kubernetes node (no API or operator among its processes); `failed`: a
+    start-up that failed (KRaft nodes killed)."""
+    if "kraft" in state:
+        _stop_kraft(state, kill_nodes=failed)
+    else:
+        stop(state["pids"])
 
 
 def _stop_kraft(state: dict[str, Any], *, kill_nodes: bool = False) -> None:
@@ -460,6 +513,8 @@ def status(directory: Path) -> dict[str, Any] | None:
         return None
     state: dict[str, Any] = json.loads(state_path.read_text())
     state["alive"] = {str(pid): alive(pid) for pid in state["pids"]}
+    if "kubernetes" in state:
+        cluster_kubernetes.add_status(directory, state)
     if "kraft" in state:
         running = {int(n) for n, pid in state["nodes"].items() if state["alive"].get(str(pid))}
         state["controller"] = cluster_kraft.quorum_leader(directory, state["kraft"], running)
@@ -491,29 +546,40 @@ def status_lines(state: dict[str, Any]) -> list[str]:
     """What `status` prints: the processes, then each broker with its address."""
     alive = sum(state["alive"].values())
 
-    def running(pid: int) -> str:
-        return f"running (pid {pid})" if state["alive"].get(str(pid)) else "stopped"
-
     # `up` starts ZooKeeper (or the KRaft nodes) first, the API server and the operator last.
     pids = state["pids"]
+    if "kubernetes" in state:  # the node's processes and the operator's pod around Kafka's
+        kafka = [f"  {cluster_kraft.summary(state['kraft'])}" if "kraft" in state
+                 else f"  ZooKeeper {state['zookeeper']}: {_running(state, pids[0])}"]  # fmt: skip
+        return cluster_kubernetes.status_lines(state, kafka + _broker_lines(state))
     api_name = "kube-apiserver" if state.get("apiserver") == "real" else "API emulator"
     lines = [
         f"dev cluster: {alive} of {len(state['alive'])} processes running",
         f"  {cluster_kraft.summary(state['kraft'])}"
         if "kraft" in state
-        else f"  ZooKeeper {state['zookeeper']}: {running(pids[0])}",
-        f"  {api_name} {state['api']}: {running(pids[-2])}",
+        else f"  ZooKeeper {state['zookeeper']}: {_running(state, pids[0])}",
+        f"  {api_name} {state['api']}: {_running(state, pids[-2])}",
         f"  operator (metrics {state.get('metrics')}, liveness {state.get('liveness')}): "
-        f"{running(pids[-1])}",
+        f"{_running(state, pids[-1])}",
     ]
+    return lines + _broker_lines(state)
+
+
+def _running(state: dict[str, Any], pid: int) -> str:
+    return f"running (pid {pid})" if state["alive"].get(str(pid)) else "stopped"
+
+
+def _broker_lines(state: dict[str, Any]) -> list[str]:
+    """Each broker (or KRaft node) with its address, whether it runs, and the controller."""
     if "kraft" in state:
-        return lines + cluster_kraft.node_lines(state)
+        return cluster_kraft.node_lines(state)
     kind = "Kafka broker" if "kafka" in state else "dev broker"
+    lines = []
     for broker, pid in sorted(state["brokers"].items()):
         settings = state.get("kafka", {}).get(broker)
-        where = f" 127.0.0.1:{settings['port']} rack {settings['rack']}" if settings else ""
+        where = f" {settings['bootstrap']} rack {settings['rack']}" if settings else ""
         role = ", controller" if state.get("controller") == int(broker) else ""
-        lines.append(f"  {kind} {broker}{where}: {running(pid)}{role}")
+        lines.append(f"  {kind} {broker}{where}: {_running(state, pid)}{role}")
     if "kafka" not in state:
         lines.append("  controller: this project's (embedded in the operator)")
     return lines
@@ -525,6 +591,9 @@ def _print_hints(state: dict[str, Any], directory: Path) -> None:
     dev_cluster = f"{kto} dev-cluster" + (
         "" if directory == DEFAULT_DIR else f" --dir {shlex.quote(str(directory))}"
     )
+    if "kubernetes" in state:
+        cluster_kubernetes.print_hints(state, dev_cluster)
+        return
     if "kraft" in state:
         kraft = state["kraft"]
         print(f"dev cluster up: KRaft cluster {kraft['cluster_id']} ({kraft['mode']} mode, no "
@@ -555,10 +624,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "nodes without it")  # fmt: skip
     if args.kraft_mode is not None and not args.kraft:
         parser.error("--kraft-mode goes with --kraft")
+    if args.kubernetes and args.apiserver is not None:
+        parser.error("--kubernetes and --apiserver exclude each other: the Kubernetes node runs "
+                     "its own kube-apiserver")  # fmt: skip
+    if args.kubernetes and args.kafka:
+        parser.error("--kubernetes and --kafka exclude each other: with --kubernetes the brokers "
+                     f"are always real Apache Kafka ({KAFKA_VERSION} on ZooKeeper, or "
+                     f"{KRAFT_KAFKA_VERSION} with --kraft)")  # fmt: skip
     try:
         if args.action == "up":
-            state = up(args.dir, args.kubeconfig, kafka=args.kafka, apiserver=args.apiserver,
-                       kraft=args.kraft, kraft_mode=args.kraft_mode)  # fmt: skip
+            state = up(args.dir, args.kubeconfig, kafka=args.kafka,
+                       apiserver=args.apiserver or "emulator", kraft=args.kraft,
+                       kraft_mode=args.kraft_mode, kubernetes=args.kubernetes)  # fmt: skip
             _print_hints(state, args.dir)
         elif args.action == "down":
             stopped = down(args.dir, reset=args.reset)

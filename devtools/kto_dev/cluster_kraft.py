@@ -38,6 +38,7 @@ HEAP_MB = {COMBINED: 384, BROKER: 320, CONTROLLER_ONLY: 256}
 # Three or four JVMs starting at once, on a small machine that may be busy with others.
 START_TIMEOUT = 180.0
 TOPIC_TOOL = "org.apache.kafka.tools.TopicCommand"
+LOOPBACK = "127.0.0.1"
 
 
 def check_prerequisites() -> None:
@@ -83,9 +84,10 @@ def existing_cluster(directory: Path) -> tuple[str, str] | None:
     return ids.pop() or "", "split" if CONTROLLER in formatted else "combined"
 
 
-def plan(directory: Path, mode: str | None) -> dict[str, Any]:
+def plan(directory: Path, mode: str | None, host: str = LOOPBACK) -> dict[str, Any]:
     """The cluster `up` starts: the data's id and mode when `directory` has some (another mode
-    asked for is refused), else a new id; each node's roles and new free ports."""
+    asked for is refused), else a new id; each node's roles and new free ports, its listeners on
+    `host` (loopback, or a real node's link address, where its pods reach them)."""
     existing = existing_cluster(directory)
     if existing is not None and mode is not None and existing[1] != mode:
         raise KafkaBrokerError(
@@ -103,22 +105,25 @@ def plan(directory: Path, mode: str | None) -> dict[str, Any]:
         settings: dict[str, Any] = {"roles": role}
         if role != CONTROLLER_ONLY:
             port = free_port()
-            settings |= {"port": port, "rack": RACKS[node], "bootstrap": f"127.0.0.1:{port}"}
+            settings |= {"port": port, "rack": RACKS[node], "bootstrap": f"{host}:{port}"}
         if role != BROKER:
             settings["controller_port"] = free_port()
         nodes[str(node)] = settings
     voters = ",".join(
-        f"{node}@127.0.0.1:{settings['controller_port']}"
+        f"{node}@{host}:{settings['controller_port']}"
         for node, settings in nodes.items()
         if "controller_port" in settings
     )
-    return {
+    planned: dict[str, Any] = {
         "version": KRAFT_KAFKA_VERSION,
         "mode": mode,
         "cluster_id": existing[0] if existing is not None else new_cluster_id(),
         "voters": voters,
         "nodes": nodes,
     }
+    if host != LOOPBACK:  # loopback's plan stays as it always was
+        planned["host"] = host
+    return planned
 
 
 def spec(directory: Path, kraft: Mapping[str, Any], node: int) -> KRaftNodeSpec:
@@ -137,6 +142,7 @@ def spec(directory: Path, kraft: Mapping[str, Any], node: int) -> KRaftNodeSpec:
         heap_mb=HEAP_MB[settings["roles"]],
         internal_replication_factor=len(BROKERS),
         roles=settings["roles"],
+        host=kraft.get("host", LOOPBACK),
     )
 
 
@@ -234,7 +240,9 @@ def node_lines(state: Mapping[str, Any]) -> list[str]:
         if "bootstrap" in settings:
             where = f"{settings['bootstrap']} rack {settings['rack']}"
         else:
-            where = f"controller listener 127.0.0.1:{settings['controller_port']}"
+            where = (
+                f"controller listener {kraft.get('host', LOOPBACK)}:{settings['controller_port']}"
+            )
         running = f"running (pid {pid})" if alive_by_pid.get(str(pid)) else "stopped"
         leader = ", quorum leader" if state.get("controller") == node else ""
         lines.append(f"  KRaft node {node} {where}, {ROLE_NAMES[settings['roles']]}: "

@@ -47,6 +47,24 @@ def test_a_node_is_broker_and_controller_in_a_static_quorum(tmp_path: Path) -> N
     assert "zookeeper.connect" not in properties
 
 
+def test_a_node_on_another_host_listens_and_advertises_there(tmp_path: Path) -> None:
+    """A real node's link address instead of loopback: where pods reach the brokers."""
+    voters = "0@10.213.0.1:9091,1@10.213.0.1:9093"
+    spec = KRaftNodeSpec(node_id=1, directory=tmp_path, port=9092, controller_port=9093,
+                         voters=voters, cluster_id="x", host="10.213.0.1",
+                         extra_listener=("SASL_PLAINTEXT", 9094))  # fmt: skip
+    assert spec.bootstrap == "10.213.0.1:9092"
+    properties = server_properties(spec)
+    assert properties["listeners"] == ("PLAINTEXT://10.213.0.1:9092,CONTROLLER://10.213.0.1:9093,"
+                                       "SASL_PLAINTEXT://10.213.0.1:9094")  # fmt: skip
+    assert properties["advertised.listeners"] == (
+        "PLAINTEXT://10.213.0.1:9092,SASL_PLAINTEXT://10.213.0.1:9094"
+    )
+    cluster = KRaftCluster(tmp_path, 2, host="10.213.0.1")
+    assert all(s.host == "10.213.0.1" for s in cluster.specs.values())
+    assert cluster.specs[0].voters.count("@10.213.0.1:") == 2
+
+
 @pytest.mark.kafka
 def test_three_nodes_take_a_topic_with_an_explicit_assignment(tmp_path: Path) -> None:
     with KRaftCluster(tmp_path) as cluster:

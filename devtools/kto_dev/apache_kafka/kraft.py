@@ -78,6 +78,9 @@ class KRaftNodeSpec(NodeFiles):
     # the protocol: its settings (`listener.name.sasl_plaintext.*`, ...) come with `overrides`.
     extra_listener: tuple[str, int] | None = None
     roles: str = "broker,controller"
+    # Where every listener binds and what it advertises: loopback, or a real node's link
+    # address so that pods reach the brokers too (the voters name the same host).
+    host: str = "127.0.0.1"
 
     @property
     def is_broker(self) -> bool:
@@ -101,7 +104,7 @@ class KRaftNodeSpec(NodeFiles):
 def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
     listeners = [
         *([f"PLAINTEXT://{spec.bootstrap}"] if spec.is_broker else []),
-        *([f"CONTROLLER://127.0.0.1:{spec.controller_port}"] if spec.is_controller else []),
+        *([f"CONTROLLER://{spec.host}:{spec.controller_port}"] if spec.is_controller else []),
     ]
     properties = {
         "process.roles": spec.roles,
@@ -119,8 +122,8 @@ def server_properties(spec: KRaftNodeSpec) -> dict[str, str]:
         del properties["advertised.listeners"], properties["inter.broker.listener.name"]
     if spec.extra_listener is not None:
         name, port = spec.extra_listener
-        properties["listeners"] += f",{name}://127.0.0.1:{port}"
-        properties["advertised.listeners"] += f",{name}://127.0.0.1:{port}"
+        properties["listeners"] += f",{name}://{spec.host}:{port}"
+        properties["advertised.listeners"] += f",{name}://{spec.host}:{port}"
         properties["listener.security.protocol.map"] += f",{name}:{name}"
     if spec.rack is not None:
         properties["broker.rack"] = spec.rack
@@ -154,8 +157,8 @@ def prepare(spec: KRaftNodeSpec) -> list[str]:
     except KafkaDistributionError as e:
         raise KafkaBrokerError(str(e)) from None
     for port in spec.ports:
-        if port_taken(port):
-            raise KafkaBrokerError(f"node {spec.node_id}: port {port} on 127.0.0.1 is taken")
+        if port_taken(port, spec.host):
+            raise KafkaBrokerError(f"node {spec.node_id}: port {port} on {spec.host} is taken")
     spec.directory.mkdir(parents=True, exist_ok=True)
     spec.properties_file.write_text(render_properties(server_properties(spec)))
     (spec.directory / "log4j2.properties").write_text(log4j2_properties(spec.log_file))
@@ -216,11 +219,14 @@ class KRaftCluster:
         overrides: Mapping[str, str] | None = None,
         cluster_id: str | None = None,
         extra_listener: str | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         """`extra_listener`: a security protocol (SASL_PLAINTEXT, ...) each node also listens
-        with, on a port of its own (`extra_bootstrap`), set up through `overrides`."""
+        with, on a port of its own (`extra_bootstrap`), set up through `overrides`. `host`:
+        where the nodes listen (loopback, or a real node's link address)."""
+        self.host = host
         controller_ports = {n: free_port() for n in range(size)}
-        voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in controller_ports.items())
+        voters = ",".join(f"{n}@{host}:{p}" for n, p in controller_ports.items())
         cluster = cluster_id or new_cluster_id()
         self.specs = {
             n: KRaftNodeSpec(
@@ -229,6 +235,7 @@ class KRaftCluster:
                 rack=RACKS[n % len(RACKS)], internal_replication_factor=min(3, size),
                 overrides=dict(overrides or {}),
                 extra_listener=(extra_listener, free_port()) if extra_listener else None,
+                host=host,
             )
             for n in range(size)
         }  # fmt: skip
@@ -242,7 +249,7 @@ class KRaftCluster:
     def extra_bootstrap(self) -> str:
         """The running nodes' `extra_listener` addresses."""
         return ",".join(
-            f"127.0.0.1:{listener[1]}"
+            f"{self.host}:{listener[1]}"
             for n in sorted(self._processes)
             if (listener := self.specs[n].extra_listener) is not None
         )
@@ -264,7 +271,7 @@ class KRaftCluster:
         ports = [port for n in self._processes for port in self.specs[n].ports]
         while not (
             cluster_answers(self.bootstrap, set(self.specs))
-            and all(accepts_connections(port) for port in ports)
+            and all(accepts_connections(port, self.host) for port in ports)
         ):
             for n, process in self._processes.items():
                 if not alive(process.pid):
