@@ -567,3 +567,13 @@ def test_kubernetes_schema_refuses_a_broken_job() -> None:
     built["spec"]["template"]["spec"]["containers"][0]["securityContxt"] = {}
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(built, KUBERNETES_VERSION, strict=True)
+
+
+def test_cpu_requests_below_the_cores_reach_the_pods_through_spark() -> None:
+    requests = {"executorCpuRequest": "250m", "driverCpuRequest": "0.5"}
+    spec = spec_with(type="kubernetes", volume="kto-plans", **FULL_ENGINE, **requests)
+    built = kubernetes_job(rebalance(), spec, PATHS, default_image=IMAGE, proposal=PROPOSAL)
+    conf = conf_of(built["spec"]["template"]["spec"]["containers"][0]["args"])
+    assert conf["spark.kubernetes.executor.request.cores"] == "250m"
+    assert conf["spark.kubernetes.driver.request.cores"] == "0.5"
+    assert conf["spark.executor.cores"] == "2"  # tasks still run on the cores asked for

@@ -33,6 +33,8 @@ INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 # Suffixes Spark and Kubernetes both read as powers of 1024 (Spark's 2g, Kubernetes' 2Gi).
 MEMORY_PATTERN = r"^[1-9][0-9]*([kmgtp]|[KMGTP]i)$"
+# A positive Kubernetes CPU quantity, as Spark passes it on to a pod's request: 250m, 0.5, 2.
+CPU_PATTERN = r"^(0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?|[1-9][0-9]*m)$"
 # A DNS-1123 subdomain: what ServiceAccount and PersistentVolumeClaim names must be.
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
@@ -43,6 +45,7 @@ MASTER_PATTERN = r"^(local(\[([1-9][0-9]*|\*)\])?|spark://[^\s/]+(,[^\s/]+)*)$"
 Count = Annotated[StrictInt, Field(ge=1, le=INT32_MAX)]
 BrokerId = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
 Memory = Annotated[StrictStr, Field(pattern=MEMORY_PATTERN)]
+Cpu = Annotated[StrictStr, Field(pattern=CPU_PATTERN)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=253, pattern=NAME_PATTERN)]
 T = TypeVar("T", bound=Hashable)
 
@@ -112,6 +115,10 @@ class EngineSpec(BaseModel):
     executor_cores: Count | None = Field(default=None, alias="executorCores")
     executor_memory: Memory | None = Field(default=None, alias="executorMemory")
     driver_memory: Memory | None = Field(default=None, alias="driverMemory")
+    # What the pods ask the scheduler for, below the cores Spark runs tasks on: a small node
+    # then holds the driver and executors that one core each would not fit.
+    executor_cpu_request: Cpu | None = Field(default=None, alias="executorCpuRequest")
+    driver_cpu_request: Cpu | None = Field(default=None, alias="driverCpuRequest")
     service_account_name: Name | None = Field(default=None, alias="serviceAccountName")
     work_dir: StrictStr | None = Field(default=None, alias="workDir", min_length=1)
     volume: Name | None = None

@@ -191,6 +191,10 @@ def spark_submit_args(
         conf.append(("spark.executor.memory", spark_memory(engine.executor_memory)))
     if engine.driver_memory is not None:
         conf.append(("spark.driver.memory", spark_memory(engine.driver_memory)))
+    if engine.executor_cpu_request is not None:
+        conf.append(("spark.kubernetes.executor.request.cores", engine.executor_cpu_request))
+    if engine.driver_cpu_request is not None:
+        conf.append(("spark.kubernetes.driver.request.cores", engine.driver_cpu_request))
     for role in ("driver", "executor"):
         # Spark's pods carry the same labels: the operator finds (and cleans up) them by label,
         # since the driver pod is not owned by the Job.
@@ -306,6 +310,10 @@ def spark_application(
         executor["cores"] = engine.executor_cores
     if engine.executor_memory is not None:
         executor["memory"] = spark_memory(engine.executor_memory)
+    if engine.executor_cpu_request is not None:
+        executor["coreRequest"] = engine.executor_cpu_request
+    if engine.driver_cpu_request is not None:
+        driver["coreRequest"] = engine.driver_cpu_request
     for pod in (driver, executor):
         pod["podSecurityContext"] = _pod_security()
         pod["securityContext"] = _container_security()
