@@ -243,6 +243,14 @@ def test_spark_on_kubernetes_plans_a_rebalance_that_real_kafka_carries_out(
     counts = {b: sum(b in r for r in planned.values()) for b in (0, 1, 2)}
     assert counts[2] > 0 and sum(counts.values()) == 36, counts
 
+    # Deleted, its plan's ConfigMaps go with it: the real garbage collector follows their owner
+    # references to it.
+    selector = "kto.dev/rebalance=even-out"
+    assert live(release.node, release.namespace, "configmaps", selector)
+    release.kubectl("delete", "kafkarebalance", "even-out", "--wait=false")
+    eventually(lambda: not live(release.node, release.namespace, "configmaps", selector),
+               "the plan's ConfigMaps collected", timeout=120)  # fmt: skip
+
 
 def test_refresh_and_stop_while_the_driver_runs_leave_no_pod_or_job(
     planning: Planning,
