@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_support import scratch_dir, wait_idle
+from kto_dev.cluster_processes import wait_for
 from kto_dev.node import chart
 from kto_dev.node.images import node_images
 from kto_dev.node.launcher import KubernetesNode
@@ -125,23 +126,11 @@ def on_host(node: KubernetesNode, api: Api, connect: str, work: Path) -> float:
             env={**os.environ, "KUBECONFIG": str(node.kubeconfig)},
         )  # fmt: skip
     try:
-        wait(lambda: urllib.request.urlopen(liveness, timeout=2), "the operator on the host")
+        wait_for(lambda: urllib.request.urlopen(liveness, timeout=2), "the operator on the host",
+                 work / "operator.log")  # fmt: skip
         return apply_and_wait(api, namespace)
     finally:
         stop([operator])
-
-
-def wait(check: Callable[[], object], what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if check():
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not come up")
-        time.sleep(0.2)
 
 
 def with_brokers(

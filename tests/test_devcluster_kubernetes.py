@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from node_traces import NOTHING, node_traces
 
 from kto_dev import cluster
 from kto_dev.apache_kafka.broker import alive
 from kto_dev.cluster_api import kubectl
 from kto_dev.cluster_kubernetes import NAMESPACE, NODE_PROCESSES, node_pids
 from kto_dev.cluster_processes import DevClusterError
-from kto_dev.node import cleanup, configs, network
+from kto_dev.node import network
 
 TOPIC = """
 apiVersion: kto.dev/v1
@@ -66,42 +67,16 @@ def up(directory: Path, *extra: str) -> DevCluster:
     return DevCluster(directory, started)
 
 
-def traces(index: int, folder: Path) -> dict[str, list[str]]:
-    """What the machine holds of the dev cluster: its processes (the node's, ZooKeeper's,
-    Kafka's, the pods'), the node's namespace and link, mounts, cgroups."""
-    net = network.NodeNetwork(index)
-    runtime = Path("/run") / net.namespace
-    processes = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().decode(errors="replace")
-            except OSError:
-                continue
-            if str(folder) in argv or str(runtime) in argv:
-                processes.append(argv.replace("\0", " ")[:120])
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return {
-        "processes": processes,
-        "namespace": [net.namespace] if net.exists() else [],
-        "links": [net.host_interface] if net.host_interface + "@" in links else [],
-        "mounts": cleanup.mounts_under([folder, runtime]),
-        "cgroups": [str(p) for p in cleanup.cgroup_dirs(f"/{configs.CGROUP_PREFIX}{index}")],
-    }
-
-
 def down_leaves_nothing(dev: DevCluster) -> None:
     index = int(dev.state["kubernetes"]["network"].removeprefix(network.PREFIX))
-    during = traces(index, dev.directory.resolve())
+    during = node_traces(index, dev.directory.resolve())
     assert during["processes"] and during["namespace"] and during["cgroups"]
     pids = [*dev.state["pids"], *node_pids(dev.directory / ".kto" / "dev-cluster").values()]
     assert len(pids) == len(dev.state["pids"]) + len(NODE_PROCESSES)
     stopped = kto("dev-cluster", "down", cwd=dev.directory, timeout=300)
     assert stopped.returncode == 0, stopped.stderr
     assert stopped.stdout.strip() == "dev cluster stopped"
-    assert traces(index, dev.directory.resolve()) == {
-        "processes": [], "namespace": [], "links": [], "mounts": [], "cgroups": []
-    }  # fmt: skip
+    assert node_traces(index, dev.directory.resolve()) == NOTHING
     assert [pid for pid in pids if alive(pid)] == []
     assert not dev.state_file.exists()
     assert kto("dev-cluster", "status", cwd=dev.directory).stdout.startswith("no dev cluster")

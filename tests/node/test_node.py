@@ -5,7 +5,6 @@ through the kubelet, and a stop that leaves nothing of the node on the machine."
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 import yaml
 from kto_testing import eventually
 from node_session import NodeSession
+from node_traces import NOTHING, node_traces
 
 from kto_dev.node import cleanup, configs, network
 from kto_dev.node.images import node_images
@@ -93,30 +93,6 @@ def test_kubectl_exec_reaches_a_container_through_the_kubelet(node_session: Node
     node.kubectl("delete", "namespace", ns, "--wait=false")
 
 
-def _traces(node_index: int, folder: Path) -> dict[str, list[str]]:
-    """What the machine holds of the node with this index and folder."""
-    net = network.NodeNetwork(node_index)
-    runtime = Path("/run") / net.namespace
-    processes = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().decode(errors="replace")
-            except OSError:
-                continue
-            if str(folder) in argv or str(runtime) in argv:
-                processes.append(argv.replace("\0", " ")[:120])
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return {
-        "processes": processes,
-        "namespace": [net.namespace] if net.exists() else [],
-        "links": [net.host_interface] if net.host_interface + "@" in links else [],
-        "mounts": cleanup.mounts_under([folder, runtime]),
-        "cgroups": [str(p) for p in cleanup.cgroup_dirs(f"/{configs.CGROUP_PREFIX}{node_index}")],
-        "runtime": [str(runtime)] if runtime.exists() else [],
-    }
-
-
 def test_a_stopped_node_leaves_nothing_behind(tmp_path: Path, node_session: NodeSession) -> None:
     """A second node beside the run's, with a pod running, then stopped."""
     folder = tmp_path / "second"
@@ -129,14 +105,12 @@ def test_a_stopped_node_leaves_nothing_behind(tmp_path: Path, node_session: Node
             "apply", "-f", "-", stdin=yaml.safe_dump(operator_pod("sleeper", ns, ["sleep", "300"]))
         )
         eventually(lambda: phase(node, "sleeper", ns) == "Running", "the pod to run", timeout=60)
-        during = _traces(index, folder.resolve())
+        during = node_traces(index, folder.resolve())
         assert during["processes"] and during["namespace"] and during["mounts"]
         assert during["cgroups"] and during["links"]
         sockets = cleanup.shims(node.paths.containerd_socket)
         assert sockets
     finally:
         node.stop()
-    assert _traces(index, folder.resolve()) == {
-        "processes": [], "namespace": [], "links": [], "mounts": [], "cgroups": [], "runtime": []
-    }  # fmt: skip
+    assert node_traces(index, folder.resolve()) == NOTHING
     assert not any(s.exists() for s in sockets.values())

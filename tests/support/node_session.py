@@ -7,13 +7,11 @@ A node costs about half a minute to start and 700 MiB; one per worker would trip
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kto_dev import go_build
 from kto_dev.cluster_processes import stop_together
 from kto_dev.node.launcher import KubernetesNode
 from kto_dev.zookeeper_server import ZooKeeperServer
@@ -41,24 +39,13 @@ def shared_folder(basetemp: Path, is_worker: bool) -> Path:
     return (basetemp.parent if is_worker else basetemp) / FOLDER
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def session(folder: Path) -> NodeSession:
     """The run's node, started here unless another process did."""
     from kto_dev.apache_kafka.cluster import KafkaCluster
     from kto_dev.node.images import node_images
 
     record = folder / "session.json"
-    with _locked(folder):
+    with go_build.exclusive(folder):  # one process starts it; the others wait, then find it
         if record.exists():
             saved = json.loads(record.read_text())
             return NodeSession(KubernetesNode.attach(folder / "node"), saved["zookeeper"],
