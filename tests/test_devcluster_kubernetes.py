@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kto_testing import eventually
 from node_traces import NOTHING, node_traces
 
 from kto_dev import cluster
@@ -30,6 +31,16 @@ metadata:
 spec:
   partitions: 3
   replicas: 3
+"""
+
+# All a KafkaRebalance in the release's namespace names: the chart's values give the rest.
+REBALANCE = """
+apiVersion: kto.dev/v1
+kind: KafkaRebalance
+metadata:
+  name: even-out
+spec:
+  engine: {type: kubernetes, executors: 2, executorMemory: 1Gi}
 """
 
 
@@ -125,6 +136,22 @@ def test_up_on_a_node_with_kafka_on_zookeeper_then_down_leaves_nothing(tmp_path:
 
         dev.kubectl("apply", "-f", "-", stdin=TOPIC)
         dev.kubectl("wait", "kafkatopic/orders", "--for=condition=Ready", "--timeout=120s",
+                    timeout=150)  # fmt: skip
+
+        # A KafkaRebalance naming only its engine's type and size plans: its Job has the
+        # chart's volume, work directory and CPU requests (tests/node/test_rebalance.py follows
+        # such a Job to its plan).
+        dev.kubectl("apply", "-n", NAMESPACE, "-f", "-", stdin=REBALANCE)
+        (job,) = eventually(lambda: json.loads(dev.kubectl(
+            "get", "jobs", "-n", NAMESPACE, "-l", "kto.dev/rebalance=even-out", "-o", "json"
+        ))["items"], "the KafkaRebalance's Job", timeout=120)  # fmt: skip
+        pod = job["spec"]["template"]["spec"]
+        args = pod["containers"][0]["args"]
+        claim = "spark.kubernetes.executor.volumes.persistentVolumeClaim.workdir"
+        assert f"{claim}.options.claimName=kto-rebalance-work" in args
+        assert "spark.kubernetes.executor.request.cores=250m" in args
+        assert "spark.kubernetes.driver.request.cores=250m" in args
+        dev.kubectl("delete", "-n", NAMESPACE, "kafkarebalance/even-out", "--timeout=120s",
                     timeout=150)  # fmt: skip
 
         status = dev.status()

@@ -43,6 +43,8 @@ NODE_FOLDER = "node"
 NAMESPACE = "kto-system"
 RELEASE = "kto"
 WORK_CLAIM = "kto-rebalance-work"
+# The node has the machine's cores: a driver and two executors fit with requests below a core.
+PLANNER_RESOURCES = {"executorCpuRequest": "250m", "driverCpuRequest": "250m"}
 # The node's processes as its state names them, in the order they start.
 NODE_PROCESSES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
                   "containerd", "kubelet", "kube-proxy")  # fmt: skip
@@ -175,7 +177,14 @@ def install_operator(
         if "kraft" in state
         else {"zookeeper": {"connect": state["zookeeper"]}}
     )
-    values = {**cluster, "rebalance": {"enabled": True, "workVolume": {"claimName": WORK_CLAIM}}}
+    values = {
+        **cluster,
+        "rebalance": {
+            "enabled": True,
+            "workVolume": {"claimName": WORK_CLAIM},
+            "plannerResources": PLANNER_RESOURCES,
+        },
+    }
     with phase(state, "chart", f"installing the chart (release {RELEASE} in {NAMESPACE})"):
         try:
             storage.work_volume(node, NAMESPACE, WORK_CLAIM)

@@ -368,6 +368,10 @@ def test_rebalancing_with_the_kubernetes_engines_mounts_the_work_volume() -> Non
     assert flag(args, "rebalance-engines") == "kubernetes,sparkApplication"  # never local
     assert flag(args, "planner-image") == "registry.example/kafka-topic-operator-spark:1.2.3"
     assert flag(args, "planner-service-account") == "kto-planner"
+    # The defaults of a KafkaRebalance's engine: the claim serves the release's namespace.
+    assert flag(args, "planner-work-dir") == "/var/lib/kto/rebalance"
+    assert flag(args, "planner-volume") == f"{NAMESPACE}/kto-plans"
+    assert not [a for a in args if "cpu-request" in a]  # Spark's own unless told
     (mount,) = [m for m in c["volumeMounts"] if m["name"] == "rebalance-work"]
     assert mount == {"name": "rebalance-work", "mountPath": "/var/lib/kto/rebalance"}
     pod = one(docs, "Deployment")["spec"]["template"]["spec"]
@@ -416,13 +420,29 @@ def test_the_planners_service_account_may_run_spark_where_kafkarebalances_are(
     assert flag(container(docs)["args"], "planner-service-account") == "spark"
 
 
+def test_the_planners_cpu_requests_are_passed_as_set() -> None:
+    docs = render("-f", str(CHART / "ci" / "rebalance-values.yaml"),
+                  "--set", "rebalance.plannerResources.executorCpuRequest=250m",
+                  "--set", "rebalance.plannerResources.driverCpuRequest=0.5")  # fmt: skip
+    args = container(docs)["args"]
+    assert flag(args, "planner-executor-cpu-request") == "250m"
+    assert flag(args, "planner-driver-cpu-request") == "0.5"
+    refused = helm("template", "kto", str(CHART), "-f", str(CHART / "ci" / "rebalance-values.yaml"),
+                   "--set", "rebalance.plannerResources.executorCpuRequest=1 core")  # fmt: skip
+    assert refused.returncode != 0
+    assert "at '/rebalance/plannerResources/executorCpuRequest'" in refused.stderr
+
+
 def test_the_notes_show_the_engine_settings_for_a_kafkarebalance() -> None:
     done = helm("install", "kto", str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
                 "-f", str(CHART / "ci" / "rebalance-values.yaml"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     notes = done.stdout.split("NOTES:", 1)[1]
-    assert "type: kubernetes" in notes
-    assert "workDir: /var/lib/kto/rebalance" in notes and "volume: kto-plans" in notes
+    # In the release's namespace the type is enough; elsewhere, a claim of that namespace.
+    assert f"A KafkaRebalance in {NAMESPACE} needs only the engine's type" in notes
+    assert "type: kubernetes\n         executors: 2\n" in notes
+    assert "workDir: /var/lib/kto/rebalance" in notes
+    assert "volume: <a claim in that namespace>" in notes
 
 
 # A KRaft cluster through Kafka's Admin API (kafka.bootstrapServers) instead of ZooKeeper.

@@ -131,6 +131,9 @@ VALID_SPECS: list[dict[str, Any]] = [
     {"maxPartitionMovements": 1, "concurrentPartitionMovementsPerBroker": 1,
      "concurrentLeaderMovements": 1, "replicationThrottle": 0},
     {"engine": {"type": "kubernetes", "workDir": "/plans", "volume": "rebalance-plans"}},
+    # The operator's defaults (kto run --planner-work-dir, --planner-volume) fill these in.
+    {"engine": {"type": "kubernetes", "executors": 2, "executorMemory": "1Gi"}},
+    {"engine": {"type": "sparkApplication", "volume": "plans"}},
     {"partitionSizes": {"configMap": "kafka-sizes"}},
     {"goals": ["RackAware", "DiskUsageDistribution"],
      "partitionSizes": {"configMap": "sizes.v1", "key": "log-dirs_1.txt"}},

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kafka_topic_operator.k8s.cli import build_parser
+from kafka_topic_operator.rebalance.engines.defaults import Claim
 from kafka_topic_operator.rebalance.spec import EngineType
 
 
@@ -36,6 +37,36 @@ def test_the_engines_and_the_planner_image_as_the_chart_passes_them() -> None:
     assert args.planner_image == "registry/kto-spark:1"
     assert args.planner_service_account == "kto-planner"
     assert parse("--no-rebalance").rebalance is False
+
+
+def test_the_planners_defaults_as_the_chart_passes_them() -> None:
+    args = parse("--planner-work-dir", "/var/lib/kto/rebalance",
+                 "--planner-volume", "kafka/kto-plans",
+                 "--planner-executor-cpu-request", "250m",
+                 "--planner-driver-cpu-request", "0.5")  # fmt: skip
+    assert args.planner_work_dir == "/var/lib/kto/rebalance"
+    assert args.planner_volume == Claim("kafka", "kto-plans")
+    assert (args.planner_executor_cpu_request, args.planner_driver_cpu_request) == ("250m", "0.5")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--planner-volume", "kto-plans",
+         "argument --planner-volume: expected NAMESPACE/CLAIM, got 'kto-plans'"),
+        ("--planner-work-dir", "plans",
+         "argument --planner-work-dir: expected an absolute path, got 'plans'"),
+        ("--planner-driver-cpu-request", "1 core",
+         "argument --planner-driver-cpu-request: expected a positive CPU quantity such as 250m, "
+         "0.5 or 2, got '1 core'"),
+    ],
+)  # fmt: skip
+def test_a_bad_planner_default_is_a_usage_error_naming_the_flag(
+    flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse(flag, value)
+    assert message in capsys.readouterr().err
 
 
 def test_an_unknown_engine_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -221,6 +221,56 @@ def test_the_kubernetes_engine_plans_with_a_job_the_operator_creates_and_follows
     eventually(lambda: cluster.pods() == [], "the finished driver pod deleted")
 
 
+def test_an_engine_of_type_and_size_only_takes_the_operators_planner_defaults(
+    zk_chroot: str, tmp_path: Path
+) -> None:
+    # What the Helm chart passes with rebalance.enabled: the work directory its claim is mounted
+    # at, the claim in its own namespace, and the planner pods' CPU requests.
+    work_dir = tmp_path / "plans"
+    work_dir.mkdir()
+    with running(zk_chroot, tmp_path, "--planner-image", IMAGE,
+                 "--planner-service-account", "chart-planner", "--rebalance-engines", "kubernetes",
+                 "--planner-work-dir", str(work_dir), "--planner-volume", "default/chart-plans",
+                 "--planner-executor-cpu-request", "250m",
+                 "--planner-driver-cpu-request", "0.5") as setup:  # fmt: skip
+        cluster = Cluster(setup, work_dir)
+        crowd(setup)
+        engine = {"type": "kubernetes", "executors": 2, "executorMemory": "1Gi"}
+        apply(setup, "sized", engine=engine)
+        proposal = cluster.proposal("sized")
+        job = cluster.created(JOB, planner_name("sized", proposal))
+        pod = job["spec"]["template"]["spec"]
+        args = pod["containers"][0]["args"]
+        paths = planning_paths(str(work_dir), "default", "sized", proposal)
+        assert args[-4:] == ["--input", paths.input, "--output", paths.output]
+        assert Path(paths.input).is_file()  # written where the operator mounts the claim
+        for role in ("driver", "executor"):
+            claim = f"spark.kubernetes.{role}.volumes.persistentVolumeClaim.workdir"
+            assert f"{claim}.options.claimName=chart-plans" in args
+            assert f"{claim}.mount.path={work_dir}" in args
+        assert "spark.kubernetes.executor.request.cores=250m" in args
+        assert "spark.kubernetes.driver.request.cores=0.5" in args
+        assert "spark.executor.memory=1g" in args
+        assert "spark.kubernetes.authenticate.driver.serviceAccountName=chart-planner" in args
+        assert {"name": "workdir", "persistentVolumeClaim": {"claimName": "chart-plans"}} in pod[
+            "volumes"
+        ]
+
+
+def test_without_a_work_dir_of_its_own_or_the_operators_the_rebalance_is_not_ready(
+    cluster: Cluster,
+) -> None:
+    crowd(cluster.setup)
+    apply(cluster.setup, "nowhere", engine={"type": "kubernetes", "executors": 2})
+    refused = not_ready(cluster, "nowhere")
+    assert (refused["reason"], refused["message"]) == (
+        "WorkDirUnreachable",
+        "spec.engine.workDir is not set and this operator has no default work directory (kto run "
+        "--planner-work-dir; the Helm chart's rebalance.workDir, with rebalance.enabled)",
+    )
+    assert cluster.listed(JOB, "nowhere") == []
+
+
 def test_a_failed_job_is_not_ready_with_its_reason_and_where_the_logs_are(
     cluster: Cluster,
 ) -> None:

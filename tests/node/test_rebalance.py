@@ -41,11 +41,11 @@ REBALANCE_VALUES = yaml.safe_load((chart.CHART / "values.yaml").read_text())["re
 WORK_DIR = REBALANCE_VALUES["workDir"]
 APP_VERSION = yaml.safe_load((chart.CHART / "Chart.yaml").read_text())["appVersion"]
 PLANNER_IMAGE = f"{REBALANCE_VALUES['plannerImage']['repository']}:{APP_VERSION}"
+# All a KafkaRebalance in the release's namespace needs: the chart gives the work directory, the
+# claim, the image, the service account and (as values here) the CPU requests.
+ENGINE = {"type": "kubernetes", "executors": 2, "executorMemory": "1Gi"}
 # A two-core node holds the driver and two executors only with requests below a core each.
-ENGINE = {"type": "kubernetes", "executors": 2, "executorMemory": "1Gi",
-          "executorCpuRequest": "250m", "driverCpuRequest": "250m",
-          # The chart cannot default these (yet): the resource names the chart's claim and path.
-          "workDir": WORK_DIR, "volume": CLAIM}  # fmt: skip
+PLANNER_RESOURCES = {"executorCpuRequest": "250m", "driverCpuRequest": "250m"}
 # Spark pods start in tens of seconds each on a busy two-core machine.
 PLANNING_TIMEOUT = 600
 
@@ -65,7 +65,8 @@ def planning(node_session: NodeSession) -> Iterator[Planning]:
     volume = storage.work_volume(node, namespace, CLAIM)
     values = {"watch": {"namespaces": [namespace]},
               "zookeeper": {"connect": node_session.kafka_zookeeper},
-              "rebalance": {"enabled": True, "workVolume": {"claimName": CLAIM}}}  # fmt: skip
+              "rebalance": {"enabled": True, "workVolume": {"claimName": CLAIM},
+                            "plannerResources": PLANNER_RESOURCES}}  # fmt: skip
     # Named as its namespace: the release's ClusterRole carries its name.
     release = Release(node, namespace, namespace, values)
     chart.install(node, release.name, namespace, values)

@@ -57,6 +57,9 @@ def engine(**fields: Any) -> Any:
          "spec.engine.workDir s3a://plans/kto is a URI: this operator exchanges the planning files "
          "only through a directory mounted in its pod, and does not support object stores"),
         ({"workDir": "file:///plans"}, "is a URI"),
+        ({}, "spec.engine.workDir is not set and this operator has no default work directory "
+         "(kto run --planner-work-dir; the Helm chart's rebalance.workDir, with "
+         "rebalance.enabled)"),
         ({"workDir": "plans"}, "spec.engine.workDir plans must be an absolute path"),
         ({"workDir": "/plans"}, "spec.engine.volume is required: the planner's pods mount that "
          "PersistentVolumeClaim at /plans, where this operator"),

@@ -80,15 +80,11 @@ def test_fields_are_read_by_their_crd_names() -> None:
         ({"mode": "remove-brokers", "goals": ["ReplicaCapacity"]},
          "spec: brokers is required when mode is add-brokers or remove-brokers; "
          "maxReplicasPerBroker is required when goals include ReplicaCapacity"),
-        ({"engine": {"type": "kubernetes"}},
-         "spec.engine: workDir is required for the kubernetes and sparkApplication engines"),
         ({"engine": {"type": "local", "volume": "plans"}},
          "spec.engine: volume is only mounted by the kubernetes and sparkApplication engines"),
         ({"engine": {"type": "kubernetes", "workDir": "plans", "volume": "plans"}},
          "spec.engine: workDir must be an absolute path when volume is set: the volume is "
          "mounted there"),
-        ({"engine": {"type": "sparkApplication", "volume": "plans"}},
-         "spec.engine: workDir is required for the kubernetes and sparkApplication engines"),
         # What only the operator can check: the regular expression compiles.
         ({"excludedTopics": "orders-(eu|us"},
          "spec.excludedTopics: not a valid regular expression: missing ), unterminated "

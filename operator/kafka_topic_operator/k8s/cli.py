@@ -26,10 +26,12 @@ from kafka_topic_operator.kafka_admin.connection import (
 from kafka_topic_operator.process.argparsing import (
     UsageError,
     add_log_level_argument,
+    parsed_by,
     positive_float,
 )
 from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
 from kafka_topic_operator.process.log_format import process_logging
+from kafka_topic_operator.rebalance.engines import defaults
 from kafka_topic_operator.rebalance.spec import EngineType
 from kafka_topic_operator.topics.backend import TopicBackend
 from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
@@ -149,6 +151,32 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         metavar="NAME",
         help="the service account of those pods (it creates Spark's driver and executor pods) "
         "for KafkaRebalances that set no spec.engine.serviceAccountName",
+    )
+    parser.add_argument(
+        "--planner-work-dir",
+        type=parsed_by(defaults.parse_work_dir),
+        metavar="PATH",
+        help="the spec.engine.workDir of KafkaRebalances that set none: where this process and "
+        "the planner's pods share a volume",
+    )
+    parser.add_argument(
+        "--planner-volume",
+        type=parsed_by(defaults.parse_claim),
+        metavar="NAMESPACE/CLAIM",
+        help="the spec.engine.volume of KafkaRebalances in NAMESPACE that set none and use the "
+        "--planner-work-dir (a claim serves only its own namespace)",
+    )
+    parser.add_argument(
+        "--planner-executor-cpu-request",
+        type=parsed_by(defaults.parse_cpu),
+        metavar="CPU",
+        help="the spec.engine.executorCpuRequest of KafkaRebalances that set none (250m, 0.5, 2)",
+    )
+    parser.add_argument(
+        "--planner-driver-cpu-request",
+        type=parsed_by(defaults.parse_cpu),
+        metavar="CPU",
+        help="the spec.engine.driverCpuRequest of KafkaRebalances that set none",
     )
     parser.add_argument(
         "--log-dirs",
@@ -297,8 +325,14 @@ def _run_kopf(backend: TopicBackend, args: argparse.Namespace) -> int:
 
         memo.rebalance = Settings(
             engines=args.rebalance_engines,
-            planner_image=args.planner_image,
-            planner_service_account=args.planner_service_account,
+            planner=defaults.PlannerDefaults(
+                image=args.planner_image,
+                service_account_name=args.planner_service_account,
+                work_dir=args.planner_work_dir,
+                volume=args.planner_volume,
+                executor_cpu_request=args.planner_executor_cpu_request,
+                driver_cpu_request=args.planner_driver_cpu_request,
+            ),
             log_dirs=tuple(args.log_dirs),
         )
     rt = memo.runtime = handlers.Runtime(

@@ -29,6 +29,7 @@ from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import planning_io
 from kafka_topic_operator.rebalance.engines import manifests as engines
 from kafka_topic_operator.rebalance.engines import remote
+from kafka_topic_operator.rebalance.engines.defaults import PlannerDefaults, with_defaults
 from kafka_topic_operator.rebalance.engines.remote import Planner
 from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.rebalance.execution.workflow import (
@@ -61,9 +62,8 @@ class Settings:
     """What `kto run` configures for KafkaRebalances."""
 
     engines: frozenset[EngineType] = field(default_factory=lambda: frozenset(EngineType))
-    # For the remote engines' pods when spec.engine sets no image or service account.
-    planner_image: str | None = None
-    planner_service_account: str | None = None
+    # What the remote engines' planners take when spec.engine leaves it out.
+    planner: PlannerDefaults = field(default_factory=PlannerDefaults)
     # Brokers' log directories this process can read (the dev cluster's): partition sizes for
     # resources that name no ConfigMap of them.
     log_dirs: tuple[Path, ...] = ()
@@ -82,6 +82,8 @@ class Proposals:
         spec = spec_of(resource)
         if spec is None:
             return
+        engine = with_defaults(spec.engine, self.settings.planner, resource.namespace)
+        spec = spec.model_copy(update={"engine": engine})
         refused = self._refusal(spec)
         if refused is not None:
             resource.write_status(State.NOT_READY, *refused, observedGeneration=resource.generation)
@@ -108,7 +110,7 @@ class Proposals:
         problem = remote.work_dir_problem(engine, os.path.isdir)
         if problem is not None:
             return "WorkDirUnreachable", problem
-        if (engine.image or self.settings.planner_image) is None:
+        if engine.image is None:
             return "NoPlannerImage", (
                 "spec.engine.image is not set and the operator has no default planner image (kto "
                 "run --planner-image; the Helm chart's rebalance.plannerImage)"
@@ -263,10 +265,7 @@ class Proposals:
             resource.write_status(State.NOT_READY, "WorkDirUnreachable", message)
             return False
         build = engines.kubernetes_job if planner.kind == remote.JOB else engines.spark_application
-        image = spec.engine.image or self.settings.planner_image or ""
-        if spec.engine.service_account_name is None and self.settings.planner_service_account:
-            account = {"service_account_name": self.settings.planner_service_account}
-            spec = spec.model_copy(update={"engine": spec.engine.model_copy(update=account)})
+        image = spec.engine.image or ""  # present: _refusal checked it
         body = build(resource.body, spec, paths, default_image=image, proposal=planner.proposal)
         try:
             planners.create(planner, body, uid)

@@ -4,12 +4,14 @@ line on stderr with exit status 2."""
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn, TypeAlias
+from collections.abc import Callable
+from typing import NoReturn, TypeAlias, TypeVar
 
 from kafka_topic_operator.kafka.java import INT_MAX
 
 # What `add_subparsers` returns; typeshed names it with a private class, hence the string.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -66,3 +68,16 @@ def boolean(text: str) -> bool:
     if lowered not in ("true", "false"):
         raise argparse.ArgumentTypeError(f"'{text}' is not true or false")
     return lowered == "true"
+
+
+def parsed_by(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse type from a parser whose ValueError says what is wrong (argparse would print
+    only "invalid parse value")."""
+
+    def parse_flag(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    return parse_flag

@@ -126,8 +126,6 @@ class EngineSpec(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> EngineSpec:
         broken = []
-        if self.type != EngineType.LOCAL and self.work_dir is None:
-            broken.append("workDir is required for the kubernetes and sparkApplication engines")
         if self.master is not None and self.type != EngineType.LOCAL:
             broken.append("master is only used by the local engine")
         if self.volume is not None and self.type == EngineType.LOCAL:

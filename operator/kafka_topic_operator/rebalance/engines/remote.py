@@ -75,8 +75,12 @@ def work_dir_problem(engine: EngineSpec, is_dir: Callable[[str], bool]) -> str |
     """Why the operator cannot exchange files with the planner through spec.engine.workDir, or
     None. The operator reads and writes only a directory mounted in its own pod."""
     work_dir = engine.work_dir
-    if work_dir is None:  # the spec's rules require it; checked again for the type checker
-        return "spec.engine.workDir is required for the kubernetes and sparkApplication engines"
+    if work_dir is None:
+        return (
+            "spec.engine.workDir is not set and this operator has no default work directory "
+            "(kto run --planner-work-dir; the Helm chart's rebalance.workDir, with "
+            "rebalance.enabled)"
+        )
     if _URI.match(work_dir):
         return (
             f"spec.engine.workDir {work_dir} is a URI: this operator exchanges the planning "
@@ -90,7 +94,8 @@ def work_dir_problem(engine: EngineSpec, is_dir: Callable[[str], bool]) -> str |
         return (
             f"spec.engine.volume is required: the planner's pods mount that "
             f"PersistentVolumeClaim at {work_dir}, where this operator, which mounts the same "
-            "volume, writes the cluster snapshot and reads the plan"
+            "volume, writes the cluster snapshot and reads the plan (the operator's default "
+            "volume, kto run --planner-volume, serves only its own namespace and default workDir)"
         )
     if not is_dir(work_dir):
         return (
