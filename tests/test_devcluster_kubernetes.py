@@ -145,8 +145,7 @@ def test_up_on_a_node_with_kafka_on_zookeeper_then_down_leaves_nothing(tmp_path:
         (job,) = eventually(lambda: json.loads(dev.kubectl(
             "get", "jobs", "-n", NAMESPACE, "-l", "kto.dev/rebalance=even-out", "-o", "json"
         ))["items"], "the KafkaRebalance's Job", timeout=120)  # fmt: skip
-        pod = job["spec"]["template"]["spec"]
-        args = pod["containers"][0]["args"]
+        args = job["spec"]["template"]["spec"]["containers"][0]["args"]
         claim = "spark.kubernetes.executor.volumes.persistentVolumeClaim.workdir"
         assert f"{claim}.options.claimName=kto-rebalance-work" in args
         assert "spark.kubernetes.executor.request.cores=250m" in args
