@@ -332,7 +332,8 @@ def spark_application(
         "executor": executor,
     }
     if engine.volume is not None:
-        # (The CRD's rules allow volume only with the kubernetes engine; honoured if set.)
+        # The Spark operator's webhook puts these (and the security contexts) on the pods: its
+        # controller's spark-submit passes neither.
         mount = {"name": WORK_VOLUME, "mountPath": _work_dir(spec)}
         body["volumes"] = [
             {"name": WORK_VOLUME, "persistentVolumeClaim": {"claimName": engine.volume}}
