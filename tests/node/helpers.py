@@ -117,3 +117,36 @@ def run_pod(node: KubernetesNode, namespace: str, name: str, command: list[str])
     logs = node.kubectl("logs", name, "-n", namespace)
     assert ended and phase(node, name, namespace) == "Succeeded", logs
     return logs
+
+
+SCRAPE = (
+    "import sys, urllib.request; "
+    "print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())"
+)
+
+
+def scraped_metrics(release: Release) -> str:
+    """The release's metrics Service, read from another pod by its cluster DNS name."""
+    url = f"http://{release.fullname}-metrics.{release.namespace}.svc.cluster.local:9090/metrics"
+    return run_pod(release.node, release.namespace, "scrape", ["python3", "-c", SCRAPE, url])
+
+
+def upgrade_rolls_the_pod(release: Release, topic: str, before: dict[str, Any]) -> None:
+    """`helm upgrade` to a changed value (the log level) rolls the operator's pod, and the
+    KafkaTopic, `before` the upgrade, stays Ready with the same conditions."""
+    (pod,) = release.pods()
+    name = pod["metadata"]["name"]
+    release.upgrade(logLevel="DEBUG")
+    eventually(lambda: [p["metadata"]["name"] for p in release.pods()] not in ([], [name]),
+               "a new operator pod", timeout=60)  # fmt: skip
+    (rolled,) = release.pods()
+    assert "--log-level=DEBUG" in rolled["spec"]["containers"][0]["args"]
+    after = release.ready_topic(topic)
+    assert after["status"]["conditions"] == before["status"]["conditions"]
+
+
+def uninstall_keeps_the_kafka_topic(release: Release, topic: str) -> None:
+    """`helm uninstall` removes the operator's pod and leaves the KafkaTopic."""
+    chart.uninstall(release.node, release.name, release.namespace)
+    assert release.pods() == []
+    assert release.get("kafkatopic", topic)["metadata"]["name"] == topic

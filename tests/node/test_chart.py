@@ -11,20 +11,21 @@ from types import SimpleNamespace
 
 import pytest
 from kafka_client import consume_all, produce
-from kto_testing import eventually
 from node_session import NodeSession
 
 from kafka_topic_operator.zk.client import ZkClient
-from kto_dev.node import chart
 
-from .helpers import OPERATOR_IMAGE, install, kafka_topic, run_pod, unique
+from .helpers import (
+    OPERATOR_IMAGE,
+    install,
+    kafka_topic,
+    scraped_metrics,
+    uninstall_keeps_the_kafka_topic,
+    unique,
+    upgrade_rolls_the_pod,
+)
 
 pytestmark = pytest.mark.node
-
-SCRAPE = (
-    "import sys, urllib.request; "
-    "print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())"
-)
 
 
 def topic_znode(session: NodeSession, topic: str) -> tuple[dict[str, object], int]:
@@ -65,26 +66,17 @@ def test_the_chart_runs_the_operator_as_a_pod_that_makes_real_topics(
     assert topic in release.kubectl("logs", f"deployment/{release.fullname}")
 
     # The metrics Service, from another pod, by its cluster DNS name.
-    url = f"http://{release.fullname}-metrics.{release.namespace}.svc.cluster.local:9090/metrics"
-    scraped = run_pod(release.node, release.namespace, "scrape", ["python3", "-c", SCRAPE, url])
+    scraped = scraped_metrics(release)
     assert 'kto_topics{reason="Created"} 1.0' in scraped
     assert "kto_zookeeper_up 1.0" in scraped
 
     # An upgrade to a changed value rolls the pod; the topic is neither recreated nor its
     # status interrupted.
     data, created = topic_znode(node_session, topic)
-    release.upgrade(logLevel="DEBUG")
-    eventually(lambda: [p["metadata"]["name"] for p in release.pods()] not in ([], [name]),
-               "a new operator pod", timeout=60)  # fmt: skip
-    (rolled,) = release.pods()
-    assert "--log-level=DEBUG" in rolled["spec"]["containers"][0]["args"]
-    after = release.ready_topic(topic)
-    assert after["status"]["conditions"] == before["status"]["conditions"]
+    upgrade_rolls_the_pod(release, topic, before)
     assert topic_znode(node_session, topic) == (data, created)
 
     # Uninstalling the chart leaves the KafkaTopics and their topics.
-    chart.uninstall(release.node, release.name, release.namespace)
-    assert release.pods() == []
-    assert release.get("kafkatopic", topic)["metadata"]["name"] == topic
+    uninstall_keeps_the_kafka_topic(release, topic)
     assert topic_znode(node_session, topic) == (data, created)
     assert OPERATOR_IMAGE.endswith(":0.1.0")

@@ -10,20 +10,20 @@ from pathlib import Path
 
 import pytest
 from kafka_client import consume_all, describe_topic, produce
-from kto_testing import eventually
 from node_session import NodeSession
 
 from kto_dev.apache_kafka.kraft import KRaftCluster
-from kto_dev.node import chart
 
-from .helpers import install, kafka_topic, run_pod, unique
+from .helpers import (
+    install,
+    kafka_topic,
+    scraped_metrics,
+    uninstall_keeps_the_kafka_topic,
+    unique,
+    upgrade_rolls_the_pod,
+)
 
 pytestmark = [pytest.mark.node, pytest.mark.kafka]
-
-SCRAPE = (
-    "import sys, urllib.request; "
-    "print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())"
-)
 
 
 @pytest.fixture
@@ -38,7 +38,6 @@ def test_the_chart_on_kraft_makes_real_topics_through_the_admin_api(
 ) -> None:
     release = install(node_session, "kraft", kafka={"bootstrapServers": kraft.bootstrap})
     (pod,) = release.pods()
-    name = pod["metadata"]["name"]
     args = pod["spec"]["containers"][0]["args"]
     assert "--bootstrap-servers=$(KTO_KAFKA_BOOTSTRAP_SERVERS)" in args
     assert not [a for a in args if a.startswith("--zookeeper")]
@@ -55,23 +54,14 @@ def test_the_chart_on_kraft_makes_real_topics_through_the_admin_api(
     assert sorted(consume_all(kraft, topic, 3)) == sorted(f"value-{i}" for i in range(30))
     assert topic in release.kubectl("logs", f"deployment/{release.fullname}")
 
-    url = f"http://{release.fullname}-metrics.{release.namespace}.svc.cluster.local:9090/metrics"
-    scraped = run_pod(release.node, release.namespace, "scrape", ["python3", "-c", SCRAPE, url])
+    scraped = scraped_metrics(release)
     assert "kto_kafka_up 1.0" in scraped
     assert 'kto_topics{reason="Created"} 1.0' in scraped
 
     # An upgrade rolls the pod; the topic keeps its id and the status its conditions.
-    release.upgrade(logLevel="DEBUG")
-    eventually(lambda: [p["metadata"]["name"] for p in release.pods()] not in ([], [name]),
-               "a new operator pod", timeout=60)  # fmt: skip
-    (rolled,) = release.pods()
-    assert "--log-level=DEBUG" in rolled["spec"]["containers"][0]["args"]
-    after = release.ready_topic(topic)
-    assert after["status"]["conditions"] == before["status"]["conditions"]
+    upgrade_rolls_the_pod(release, topic, before)
     assert describe_topic(kraft, topic) == (topic_id, partitions)
 
     # Uninstalling leaves the KafkaTopic and its topic.
-    chart.uninstall(release.node, release.name, release.namespace)
-    assert release.pods() == []
-    assert release.get("kafkatopic", topic)["metadata"]["name"] == topic
+    uninstall_keeps_the_kafka_topic(release, topic)
     assert describe_topic(kraft, topic) == (topic_id, partitions)

@@ -7,53 +7,47 @@ or Job behind."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import yaml
-from kafka_client import metadata
 from kto_testing import eventually
 from node_session import NodeSession
 
 from kafka_topic_operator.rebalance.engines.manifests import KUBERNETES_MASTER, planner_name
-from kafka_topic_operator.rebalance.in_process import plan_in_process
-from kafka_topic_operator.rebalance.job import write_output
-from kafka_topic_operator.rebalance.planning_io import PlanningInput
-from kafka_topic_operator.zk import admin
-from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.node import chart, configs, storage
 
 from .helpers import Release, kafka_topic, unique
+from .rebalancing import (
+    CLAIM,
+    PLANNER_IMAGE,
+    PLANNING_TIMEOUT,
+    WORK_DIR,
+    approved_plan_is_carried_out,
+    condition,
+    crowded_topics,
+    rebalance_values,
+    the_plan_is_the_in_process_planners,
+    wait_state,
+)
+from .rebalancing import kafka_rebalance as rebalance_of
 from .spark_pods import Seen, live, watching
 
 pytestmark = pytest.mark.node
 
-CLAIM = "kto-plans"
-# The chart's own defaults: where the operator mounts the claim, and the planner image.
-REBALANCE_VALUES = yaml.safe_load((chart.CHART / "values.yaml").read_text())["rebalance"]
-WORK_DIR = REBALANCE_VALUES["workDir"]
-APP_VERSION = yaml.safe_load((chart.CHART / "Chart.yaml").read_text())["appVersion"]
-PLANNER_IMAGE = f"{REBALANCE_VALUES['plannerImage']['repository']}:{APP_VERSION}"
 # All a KafkaRebalance in the release's namespace needs: the chart gives the work directory, the
 # claim, the image, the service account and (as values here) the CPU requests.
 ENGINE = {"type": "kubernetes", "executors": 2, "executorMemory": "1Gi"}
-# A two-core node holds the driver and two executors only with requests below a core each.
-PLANNER_RESOURCES = {"executorCpuRequest": "250m", "driverCpuRequest": "250m"}
-# Spark pods start in tens of seconds each on a busy two-core machine.
-PLANNING_TIMEOUT = 600
 
 
 @dataclass(frozen=True)
 class Planning:
     release: Release
-    volume: Path  # the work volume's folder on the node, as the pods see it at WORK_DIR
+    volume: Path  # the work volume's folder on the node, as the pods see it at the workDir
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +59,7 @@ def planning(node_session: NodeSession) -> Iterator[Planning]:
     volume = storage.work_volume(node, namespace, CLAIM)
     values = {"watch": {"namespaces": [namespace]},
               "zookeeper": {"connect": node_session.kafka_zookeeper},
-              "rebalance": {"enabled": True, "workVolume": {"claimName": CLAIM},
-                            "plannerResources": PLANNER_RESOURCES}}  # fmt: skip
+              "rebalance": rebalance_values(["kubernetes"])}  # fmt: skip
     # Named as its namespace: the release's ClusterRole carries its name.
     release = Release(node, namespace, namespace, values)
     chart.install(node, release.name, namespace, values)
@@ -76,26 +69,7 @@ def planning(node_session: NodeSession) -> Iterator[Planning]:
 
 
 def kafka_rebalance(name: str, topic_prefix: str) -> dict[str, Any]:
-    """A full rebalance of the topics named `<topic_prefix>-...` only: other tests' topics share
-    the session's Kafka."""
-    return {"apiVersion": "kto.dev/v1", "kind": "KafkaRebalance", "metadata": {"name": name},
-            "spec": {"excludedTopics": f"(?!{re.escape(topic_prefix)}-).*",
-                     "engine": dict(ENGINE)}}  # fmt: skip
-
-
-def condition(release: Release, name: str) -> dict[str, Any]:
-    conditions = release.get("kafkarebalance", name).get("status", {}).get("conditions") or [{}]
-    return dict(conditions[0])
-
-
-def wait_state(release: Release, name: str, state: str, timeout: float) -> dict[str, Any]:
-    def reached() -> bool:
-        found = condition(release, name)
-        assert found.get("type") != "NotReady", found  # a failure says why at once
-        return found.get("type") == state
-
-    eventually(reached, f"KafkaRebalance {name} {state}", timeout)
-    return release.get("kafkarebalance", name)
+    return rebalance_of(name, topic_prefix, ENGINE)
 
 
 def annotate(release: Release, name: str, value: str) -> None:
@@ -131,36 +105,12 @@ def spark_pods_of(seen: Seen, proposal: str) -> tuple[dict[str, Any], list[dict[
     return driver, executors
 
 
-def assignment(node_session: NodeSession, topics: list[str]) -> dict[tuple[str, int], list[int]]:
-    """Each partition's replicas as the brokers answer a metadata request."""
-    cluster = SimpleNamespace(bootstrap=node_session.bootstrap)
-    found = {}
-    for topic in topics:
-        partitions = metadata(cluster, topic) or {}  # type: ignore[arg-type]
-        found.update({(topic, p): list(s.replicas) for p, s in partitions.items()})
-    return found
-
-
 def test_spark_on_kubernetes_plans_a_rebalance_that_real_kafka_carries_out(
     planning: Planning, node_session: NodeSession, tmp_path: Path
 ) -> None:
     release = planning.release
     prefix = unique("crowd")
-    topics = [f"{prefix}-{i}" for i in range(3)]
-    # Every replica on brokers 0 and 1: broker 2 as if it had joined empty. Made in ZooKeeper as
-    # Kafka's own tools would: a KafkaTopic's replicaAssignment would be restored by its
-    # reconcile after the rebalance.
-    client = ZkClient(node_session.kafka_zookeeper)
-    client.start()
-    try:
-        crowded = {p: [p % 2, (p + 1) % 2] for p in range(6)}
-        for topic in topics:
-            admin.create_topic_with_assignment(client, topic, crowded)
-    finally:
-        client.stop()
-    before = eventually(lambda: (a := assignment(node_session, topics)) and len(a) == 18 and a,
-                        "the crowded topics in the brokers' metadata", timeout=60)  # fmt: skip
-    assert {b for replicas in before.values() for b in replicas} == {0, 1}
+    topics, before = crowded_topics(node_session, prefix)
 
     with watching(release.node, release.namespace, "even-out") as watch:
         submitted = time.monotonic()
@@ -183,16 +133,23 @@ def test_spark_on_kubernetes_plans_a_rebalance_that_real_kafka_carries_out(
     args = submitter["args"]
     assert args[:4] == ["--master", KUBERNETES_MASTER, "--deploy-mode", "cluster"]
     assert {"spark.executor.instances=2", "spark.executor.memory=1g"} <= set(args)
+    # What the resource left out, the chart's values gave: the claim, where it is mounted, the
+    # pods' CPU requests.
+    claim = "spark.kubernetes.driver.volumes.persistentVolumeClaim.workdir"
+    assert {f"{claim}.options.claimName={CLAIM}", f"{claim}.mount.path={WORK_DIR}",
+            "spark.kubernetes.executor.request.cores=250m",
+            "spark.kubernetes.driver.request.cores=250m"} <= set(args)  # fmt: skip
     # A driver and two executors ran on the node, and each executor ran tasks.
     driver, executors = spark_pods_of(seen, proposal)
     assert len(executors) >= 2
     for executor in executors:
         env = {e["name"]: e.get("value") for e in executor["spec"]["containers"][0]["env"]}
         assert env["SPARK_EXECUTOR_MEMORY"] == "1024m"
+        # (Said by each executor: the driver may have quietened its log before they register.)
         log = seen.logs.get(executor["metadata"]["name"], "")
+        assert "Successfully registered with driver" in log, log[-3000:]
         assert "Running task" in log and "Finished task" in log, log[-3000:]
     driver_log = seen.logs[driver["metadata"]["name"]]
-    assert driver_log.count("Registered executor") >= 2, driver_log[-3000:]
     assert re.search(r"planned \d+ replica moves and \d+ leader moves", driver_log), driver_log
     # The driver and its executors go with the Job once the plan is read.
     selector = f"kto.dev/proposal={proposal}"
@@ -201,48 +158,11 @@ def test_spark_on_kubernetes_plans_a_rebalance_that_real_kafka_carries_out(
                "the planner's pods and Job deleted", timeout=120)  # fmt: skip
 
     # The plan is in the volume, shown in status and the plan's ConfigMap, and is the plan the
-    # in-process planner makes from the same snapshot.
+    # in-process planner makes from the same snapshot; approved, Kafka carries it out.
     directory = planning.volume / release.namespace / "even-out" / proposal
-    assert {"input.json", "plan.json", "changes.json", "result.json"} <= {
-        p.name for p in directory.iterdir()
-    }
-    snapshot = json.loads((directory / "input.json").read_text())
-    assert {(p["topic"], p["partition"]): p["replicas"] for p in snapshot["partitions"]
-            if p["topic"].startswith(f"{prefix}-")} == before  # fmt: skip
-    # How many moves depends on the other tests' topics the shared Kafka holds (they count as
-    # load, though excluded): the driver, status and the in-process planner must agree.
-    message = condition(release, "even-out")["message"]
-    moves = re.match(r"(\d+) replica moves \(lower bound (\d+)\), (\d+) leader moves", message)
-    assert moves is not None, message
-    replica_moves, _, leader_moves = moves.groups()
-    assert f"planned {replica_moves} replica moves and {leader_moves} leader moves" in driver_log
-    alone = plan_in_process(PlanningInput.from_json(snapshot))
-    assert alone is not None
-    write_output(alone, tmp_path)
-    for name in ("plan.json", "changes.json"):
-        assert json.loads((directory / name).read_text()) == json.loads(
-            (tmp_path / name).read_text()
-        )
-    result = json.loads((directory / "result.json").read_text())["optimizationResult"]
-    assert result == json.loads((tmp_path / "result.json").read_text())["optimizationResult"]
-    assert ready["status"]["optimizationResult"] == result
-    plan_map = release.get("configmap", ready["status"]["planConfigMap"])
-    assert json.loads(plan_map["data"]["plan.json"]) == json.loads(
-        (directory / "plan.json").read_text()
-    )
-
-    # Approved, Kafka's controller carries it out: the brokers answer with the planned lists.
-    planned = dict(before)
-    for change in json.loads((directory / "changes.json").read_text()):
-        planned[(change["topic"], change["partition"])] = change["after"]
-    assert planned != before
-    annotate(release, "even-out", "approve")
-    wait_state(release, "even-out", "Ready", timeout=300)
-    eventually(lambda: assignment(node_session, topics) == planned,
-               "the planned replicas in the brokers' metadata", timeout=120)  # fmt: skip
-    # Every replica was on brokers 0 and 1; the plan gives broker 2 its share.
-    counts = {b: sum(b in r for r in planned.values()) for b in (0, 1, 2)}
-    assert counts[2] > 0 and sum(counts.values()) == 36, counts
+    the_plan_is_the_in_process_planners(release, ready, directory, prefix, before, driver_log,
+                                        tmp_path)  # fmt: skip
+    approved_plan_is_carried_out(release, node_session, "even-out", topics, before, directory)
 
     # Deleted, its plan's ConfigMaps go with it: the real garbage collector follows their owner
     # references to it.

@@ -9,46 +9,41 @@ the KafkaRebalance deletes its SparkApplication and the pods with it."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import yaml
-from kafka_client import metadata
 from kto_testing import eventually
 from node_session import NodeSession
 
 from kafka_topic_operator.rebalance.engines.manifests import RUN_AS, SPARK_API_VERSION, planner_name
-from kafka_topic_operator.rebalance.in_process import plan_in_process
-from kafka_topic_operator.rebalance.job import write_output
-from kafka_topic_operator.rebalance.planning_io import PlanningInput
-from kafka_topic_operator.zk import admin
-from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.node import chart, configs, storage
 from kto_dev.spark_operator.launcher import SparkOperator
 
 from .helpers import Release, kafka_topic, unique
+from .rebalancing import (
+    CLAIM,
+    PLANNER_IMAGE,
+    PLANNING_TIMEOUT,
+    WORK_DIR,
+    approved_plan_is_carried_out,
+    crowded_topics,
+    rebalance_values,
+    the_plan_is_the_in_process_planners,
+)
+from .rebalancing import kafka_rebalance as rebalance_of
+from .rebalancing import wait_state as rebalance_state
 from .spark_pods import Seen, live, watching
 
 pytestmark = pytest.mark.node
 
-CLAIM = "kto-plans"
-REBALANCE_VALUES = yaml.safe_load((chart.CHART / "values.yaml").read_text())["rebalance"]
-WORK_DIR = REBALANCE_VALUES["workDir"]
-APP_VERSION = yaml.safe_load((chart.CHART / "Chart.yaml").read_text())["appVersion"]
-PLANNER_IMAGE = f"{REBALANCE_VALUES['plannerImage']['repository']}:{APP_VERSION}"
 # As the kubernetes engine's test: the chart gives the rest (work directory, claim, image,
-# service account, and CPU requests below a core, which a two-core node needs for the driver and
-# two executors).
+# service account, CPU requests).
 ENGINE = {"type": "sparkApplication", "executors": 2, "executorMemory": "1Gi"}
-PLANNER_RESOURCES = {"executorCpuRequest": "250m", "driverCpuRequest": "250m"}
-PLANNING_TIMEOUT = 600
 # What the Spark operator puts on the pods it launches (its pkg/common).
 APP_NAME_LABEL = "sparkoperator.k8s.io/app-name"
 LAUNCHED_LABEL = "sparkoperator.k8s.io/launched-by-spark-operator"
@@ -59,6 +54,9 @@ class Planning:
     release: Release
     volume: Path  # the work volume's folder on the node, as the pods see it at WORK_DIR
     spark_operator: SparkOperator
+
+    def controller_log(self) -> str:
+        return self.spark_operator.controller_log.read_text(errors="replace")[-3000:]
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +74,7 @@ def planning(
     with operator:
         values = {"watch": {"namespaces": [namespace]},
                   "zookeeper": {"connect": node_session.kafka_zookeeper},
-                  "rebalance": {"enabled": True, "engines": ["sparkApplication"],
-                                "workVolume": {"claimName": CLAIM},
-                                "plannerResources": PLANNER_RESOURCES}}  # fmt: skip
+                  "rebalance": rebalance_values(["sparkApplication"])}  # fmt: skip
         release = Release(node, namespace, namespace, values)
         chart.install(node, release.name, namespace, values)
         try:
@@ -89,38 +85,12 @@ def planning(
 
 
 def kafka_rebalance(name: str, topic_prefix: str) -> dict[str, Any]:
-    """A full rebalance of the topics named `<topic_prefix>-...` only: other tests' topics share
-    the session's Kafka."""
-    return {"apiVersion": "kto.dev/v1", "kind": "KafkaRebalance", "metadata": {"name": name},
-            "spec": {"excludedTopics": f"(?!{re.escape(topic_prefix)}-).*",
-                     "engine": dict(ENGINE)}}  # fmt: skip
-
-
-def condition(release: Release, name: str) -> dict[str, Any]:
-    conditions = release.get("kafkarebalance", name).get("status", {}).get("conditions") or [{}]
-    return dict(conditions[0])
+    return rebalance_of(name, topic_prefix, ENGINE)
 
 
 def wait_state(planning: Planning, name: str, state: str, timeout: float) -> dict[str, Any]:
-    def reached() -> bool:
-        found = condition(planning.release, name)
-        # A failure says why at once, with what the Spark operator said.
-        log = planning.spark_operator.controller_log.read_text(errors="replace")[-3000:]
-        assert found.get("type") != "NotReady", (found, log)
-        return found.get("type") == state
-
-    eventually(reached, f"KafkaRebalance {name} {state}", timeout)
-    return planning.release.get("kafkarebalance", name)
-
-
-def assignment(node_session: NodeSession, topics: list[str]) -> dict[tuple[str, int], list[int]]:
-    """Each partition's replicas as the brokers answer a metadata request."""
-    cluster = SimpleNamespace(bootstrap=node_session.bootstrap)
-    found = {}
-    for topic in topics:
-        partitions = metadata(cluster, topic) or {}
-        found.update({(topic, p): list(s.replicas) for p, s in partitions.items()})
-    return found
+    # A failure says why at once, with what the Spark operator said.
+    return rebalance_state(planning.release, name, state, timeout, planning.controller_log)
 
 
 def launched_pods(seen: Seen, proposal: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -167,19 +137,7 @@ def test_the_spark_operator_plans_a_rebalance_that_real_kafka_carries_out(
 ) -> None:
     release = planning.release
     prefix = unique("crowd")
-    topics = [f"{prefix}-{i}" for i in range(3)]
-    # Every replica on brokers 0 and 1: broker 2 as if it had joined empty (made in ZooKeeper as
-    # Kafka's own tools would, as the kubernetes engine's test does).
-    client = ZkClient(node_session.kafka_zookeeper)
-    client.start()
-    try:
-        crowded = {p: [p % 2, (p + 1) % 2] for p in range(6)}
-        for topic in topics:
-            admin.create_topic_with_assignment(client, topic, crowded)
-    finally:
-        client.stop()
-    before = eventually(lambda: (a := assignment(node_session, topics)) and len(a) == 18 and a,
-                        "the crowded topics in the brokers' metadata", timeout=60)  # fmt: skip
+    topics, before = crowded_topics(node_session, prefix)
 
     with watching(release.node, release.namespace, "even-out") as watch:
         submitted = time.monotonic()
@@ -207,6 +165,8 @@ def test_the_spark_operator_plans_a_rebalance_that_real_kafka_carries_out(
     for executor in executors:
         env = {e["name"]: e.get("value") for e in executor["spec"]["containers"][0]["env"]}
         assert env["SPARK_EXECUTOR_MEMORY"] == "1024m"
+        # The chart's CPU request, which the resource left out (a SparkApplication's coreRequest).
+        assert executor["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "250m"
         # (Said by each executor: the driver may have quietened its log before they register.)
         log = seen.logs.get(executor["metadata"]["name"], "")
         assert "Successfully registered with driver" in log, log[-3000:]
@@ -220,39 +180,12 @@ def test_the_spark_operator_plans_a_rebalance_that_real_kafka_carries_out(
                "the SparkApplication and its pods deleted", timeout=120)  # fmt: skip
 
     # The plan is in the volume, shown in status, and is the in-process planner's plan of the
-    # same snapshot (the move counts depend on the other tests' topics in the shared Kafka).
+    # same snapshot; approved, Kafka carries it out.
     directory = planning.volume / release.namespace / "even-out" / proposal
-    snapshot = json.loads((directory / "input.json").read_text())
-    assert {(p["topic"], p["partition"]): p["replicas"] for p in snapshot["partitions"]
-            if p["topic"].startswith(f"{prefix}-")} == before  # fmt: skip
-    message = condition(release, "even-out")["message"]
-    moves = re.match(r"(\d+) replica moves \(lower bound (\d+)\), (\d+) leader moves", message)
-    assert moves is not None, message
-    replica_moves, _, leader_moves = moves.groups()
-    assert f"planned {replica_moves} replica moves and {leader_moves} leader moves" in driver_log
-    alone = plan_in_process(PlanningInput.from_json(snapshot))
-    assert alone is not None
-    write_output(alone, tmp_path)
-    for name in ("plan.json", "changes.json"):
-        assert json.loads((directory / name).read_text()) == json.loads(
-            (tmp_path / name).read_text()
-        )
-    result = json.loads((directory / "result.json").read_text())["optimizationResult"]
-    assert result == json.loads((tmp_path / "result.json").read_text())["optimizationResult"]
-    assert ready["status"]["optimizationResult"] == result
-
-    # Approved, Kafka's controller carries it out: the brokers answer with the planned lists.
-    planned = dict(before)
-    for change in json.loads((directory / "changes.json").read_text()):
-        planned[(change["topic"], change["partition"])] = change["after"]
-    assert planned != before
-    release.kubectl("annotate", "--overwrite", "kafkarebalance", "even-out",
-                    "kto.dev/rebalance=approve")  # fmt: skip
-    wait_state(planning, "even-out", "Ready", timeout=300)
-    eventually(lambda: assignment(node_session, topics) == planned,
-               "the planned replicas in the brokers' metadata", timeout=120)  # fmt: skip
-    counts = {b: sum(b in r for r in planned.values()) for b in (0, 1, 2)}
-    assert counts[2] > 0 and sum(counts.values()) == 36, counts
+    the_plan_is_the_in_process_planners(release, ready, directory, prefix, before, driver_log,
+                                        tmp_path)  # fmt: skip
+    approved_plan_is_carried_out(release, node_session, "even-out", topics, before, directory,
+                                 planning.controller_log)  # fmt: skip
 
 
 def test_deleting_the_rebalance_deletes_its_spark_application_and_pods(planning: Planning) -> None:

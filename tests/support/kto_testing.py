@@ -75,8 +75,9 @@ def new_chroot(connect_string: str, prefix: str = "test") -> str:
     return connect_string + chroot
 
 
-def eventually(condition: Callable[[], T], what: str, timeout: float = DEADLINE) -> T:
-    """Polls a condition nothing can watch (files, another thread's memory) until it holds."""
+def eventually(condition: Callable[[], T | None], what: str, timeout: float = DEADLINE) -> T:
+    """Polls a condition nothing can watch (files, another thread's memory) until it holds
+    (a true value, returned; None and false values mean not yet)."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
