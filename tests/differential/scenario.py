@@ -120,15 +120,21 @@ def _partition_unsettled(state: Any, replicas: list[int], live: set[int]) -> str
 
 
 def settle(backend: Backend, world: World, check: Check | None) -> Tree:
-    """The tree once the cluster has settled; polled because it spans the whole chroot."""
+    """The tree once the cluster has settled; polled because it spans the whole chroot. A read
+    of the tree is not atomic (a topic's znode may be read before its controller wrote the
+    topic id, its partitions' states after), so settled also means read the same twice."""
     deadline = time.monotonic() + SETTLE_TIMEOUT
+    previous: Tree | None = None
     while True:
         tree = read_tree(backend.zk)
         why = unsettled(tree, world) or (check(tree, world) if check else None)
-        if why is None:
+        if why is None and tree == previous:
             return tree
+        if why is None:
+            why = "changed since the last read"
         if time.monotonic() > deadline:
             raise AssertionError(f"{backend.name}: not settled after {SETTLE_TIMEOUT} s: {why}")
+        previous = tree
         time.sleep(POLL_INTERVAL)
 
 
