@@ -137,8 +137,17 @@ def running(
     )
     with server as api:
         s = Setup(api, zk, connect, root)
+        names = []
         for crd_file in sorted((ROOT / "crds").glob("*.yaml")):
-            s.ext.create_custom_resource_definition(yaml.safe_load(crd_file.read_text()))
+            crd = s.ext.create_custom_resource_definition(yaml.safe_load(crd_file.read_text()))
+            names.append(crd.metadata.name)
+        # kube-apiserver serves a new CRD's resources only once it is Established (a busy one,
+        # a moment after the create returned: a KafkaTopic applied before got 404).
+        for name in names:
+            eventually(lambda n=name: any(
+                c.type == "Established" and c.status == "True"
+                for c in s.ext.read_custom_resource_definition(n).status.conditions or ()
+            ), f"CRD {name} Established", timeout=30)  # fmt: skip
         for broker in (0, 1, 2):
             s.start_broker(broker)
         log = (root / "operator.log").open("a")
