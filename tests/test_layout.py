@@ -58,6 +58,8 @@ LAYERS = [
     # Kafka's Admin API (KRaft clusters): a backend of topics' TopicBackend, beside ZooKeeper's.
     "kafka_topic_operator.kafka_admin",
     "kafka_topic_operator.rebalance",
+    # One object per kind of cluster: the backends, followers and rebalance clusters above.
+    "kafka_topic_operator.clusters",
     "kafka_topic_operator.k8s",
     "kafka_topic_operator.previews",
     "kafka_topic_operator.cli",

@@ -16,11 +16,11 @@ import kopf
 import pytest
 from kopf._core.engines import posting
 
+from kafka_topic_operator.clusters.zookeeper_mode import ZooKeeperModeCluster
 from kafka_topic_operator.k8s import handlers, topic_deletion
 from kafka_topic_operator.k8s.finalizer import FINALIZER
 from kafka_topic_operator.topics.batcher import Request
 from kafka_topic_operator.topics.ownership import Claim
-from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk.client import ZkClient
 from kube_api_emulator import ApiServer
 
@@ -61,7 +61,7 @@ WRITERS = [follower_pass, drift_timer]
 
 @pytest.fixture
 def rt(zk: ZkClient, dev_brokers: None) -> Iterator[handlers.Runtime]:
-    runtime = handlers.Runtime(backend=ZooKeeperBackend(zk))
+    runtime = handlers.Runtime(cluster=ZooKeeperModeCluster(zk))
     runtime.batcher.start()  # the follower is not started: the test calls it
     yield runtime
     runtime.batcher.stop()

@@ -5,13 +5,13 @@ from __future__ import annotations
 import kopf
 import pytest
 
+from kafka_topic_operator.clusters.zookeeper_mode import ZooKeeperModeCluster
 from kafka_topic_operator.k8s.handlers import Runtime, unsettled
-from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk.client import ZkClient
 
 # What `kto run --selector team=a` hands kopf (the client never connects here).
 MEMO = kopf.Memo(
-    runtime=Runtime(backend=ZooKeeperBackend(ZkClient("127.0.0.1:1")), selector={"team": "a"})
+    runtime=Runtime(cluster=ZooKeeperModeCluster(ZkClient("127.0.0.1:1")), selector={"team": "a"})
 )
 SELECTED = {"team": "a"}
 

@@ -167,7 +167,9 @@ def test_an_invalid_spec_is_not_ready_with_the_reason(setup: Setup) -> None:
     done = wait_state(setup, "bad", "NotReady")
     condition = done["status"]["conditions"][0]
     assert condition["reason"] == "CannotPlan"
-    assert condition["message"] == "brokers 9 to add are not registered in ZooKeeper"
+    assert condition["message"] == (
+        "brokers 9 to add are not registered (the cluster's brokers: 0, 1, 2)"
+    )
     capture(done)
 
 

@@ -11,9 +11,9 @@ import kopf
 import pytest
 from kopf._core.engines import posting
 
+from kafka_topic_operator.clusters.zookeeper_mode import ZooKeeperModeCluster
 from kafka_topic_operator.k8s import handlers, topic_deletion
 from kafka_topic_operator.kafka.ids import Uuid
-from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk import admin
 from kafka_topic_operator.zk.client import ZkClient
 
@@ -27,7 +27,7 @@ def topic_id() -> str:
 @pytest.fixture
 def rt(zk: ZkClient) -> handlers.Runtime:
     """No brokers needed: the handler reads the topic's znodes and its deletion marker."""
-    return handlers.Runtime(backend=ZooKeeperBackend(zk))
+    return handlers.Runtime(cluster=ZooKeeperModeCluster(zk))
 
 
 def deleting(deleted_id: str) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.kafka_admin.configs import ConfigKind
 from kafka_topic_operator.kafka_admin.connection import KafkaConnection
 from kafka_topic_operator.kafka_admin.errors import BrokerError
-from kafka_topic_operator.topics.backend import StatusFollowing, TopicBackend
+from kafka_topic_operator.topics.backend import TopicBackend
 from kto_dev.apache_kafka.kraft import KRaftCluster
 from kto_dev.ports import free_port
 
@@ -104,14 +104,10 @@ def replicas(snapshot: ClusterSnapshot, topic: str) -> dict[int, tuple[int, ...]
     return {p: s.replicas for p, s in snapshot.topics[topic].partitions.items()}
 
 
-def test_it_is_a_topic_backend_and_its_follower_a_status_follower(
-    backend: KafkaAdminBackend,
-) -> None:
+def test_it_is_a_topic_backend(backend: KafkaAdminBackend) -> None:
     typed: TopicBackend = backend  # mypy checks the structure (backend.py checks it too)
-    following: StatusFollowing = typed.follower(lambda snapshot, topics: None)
     assert typed.where == f"Kafka at {backend.connection.bootstrap}"
     assert typed.unavailable_reason == "KafkaUnavailable"
-    assert following.followed == frozenset()
 
 
 def test_several_topics_created_in_one_call_as_given(backend: KafkaAdminBackend) -> None:
@@ -466,14 +462,14 @@ def test_positions_grow_with_reads_and_remember_what_each_read_saw(
     backend: KafkaAdminBackend,
 ) -> None:
     before = backend.position()
-    assert backend.baseline("remembered", before) is None
+    assert backend.reads.baseline("remembered", before) is None
     backend.create_topics([NewTopic("remembered", {0: [0]})])
     read_until(backend, ["remembered"], lambda s: "remembered" in s.topics, "remembered")
     after = backend.position()
     assert after > before
-    seen = backend.baseline("remembered", before)
+    seen = backend.reads.baseline("remembered", before)
     assert seen is not None and before < seen.position <= after
-    assert backend.baseline("remembered", after) is None  # no read since
+    assert backend.reads.baseline("remembered", after) is None  # no read since
 
 
 def test_two_threads_use_one_backend_at_once(backend: KafkaAdminBackend) -> None:

@@ -28,13 +28,7 @@ from kafka_topic_operator.kafka.snapshot import (
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.kafka_admin.connection import KafkaConnection
-from kafka_topic_operator.kafka_admin.follow import (
-    Baseline,
-    PolledBackend,
-    PollingStatusFollower,
-    ReadHistory,
-)
-from kafka_topic_operator.kafka_admin.snapshot import topic_fingerprint
+from kafka_topic_operator.kafka_admin.follow import PolledBackend, PollingStatusFollower, ReadLog
 from kafka_topic_operator.topics.backend import StatusFollowing
 from kto_dev.apache_kafka.kraft import KRaftCluster
 
@@ -99,9 +93,6 @@ class Counted:
                 self.reads += 1
                 self.condition.notify_all()
 
-    def baseline(self, topic: str, since: int) -> Baseline | None:
-        return self.backend.baseline(topic, since)
-
     def passes(self, more: int) -> None:
         """Until the follower has read `more` times more."""
         with self.condition:
@@ -112,10 +103,10 @@ class Counted:
 Following = tuple[PollingStatusFollower, Reports, Counted]
 
 
-def started(backend: PolledBackend, interval: float) -> Following:
+def started(backend: PolledBackend, reads: ReadLog, interval: float) -> Following:
     reports = Reports()
     counted = Counted(backend)
-    follower = PollingStatusFollower(counted, reports, interval=interval)
+    follower = PollingStatusFollower(counted, reads, reports, interval=interval)
     follower.start()
     return follower, reports, counted
 
@@ -138,12 +129,10 @@ class Scripted:
         self.topics: dict[str, TopicSnapshot] = {}
         self.brokers = {0: BrokerInfo(0, ()), 1: BrokerInfo(1, ())}
         self.failure: Exception | None = None
-        self._position = 0
-        self._history = ReadHistory()
+        self.reads = ReadLog()
 
     def position(self) -> int:
-        with self.lock:
-            return self._position
+        return self.reads.position()
 
     def read(
         self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
@@ -151,17 +140,12 @@ class Scripted:
         with self.lock:
             if self.failure is not None:
                 raise self.failure
-            self._position += 1
+            position = self.reads.begin()
             named = sorted(set(topics))
             found = {t: self.topics[t] for t in named if t in self.topics}
             snapshot = ClusterSnapshot(brokers=dict(self.brokers), topics=found)
-            for t in named:
-                self._history.remember(t, Baseline(self._position, topic_fingerprint(snapshot, t)))
+            self.reads.remember(position, snapshot, named)
             return snapshot
-
-    def baseline(self, topic: str, since: int) -> Baseline | None:
-        with self.lock:
-            return self._history.baseline(topic, since)
 
 
 @pytest.fixture
@@ -171,7 +155,7 @@ def scripted() -> Scripted:
 
 @pytest.fixture
 def follow(scripted: Scripted) -> Iterator[Following]:
-    following = started(scripted, interval=0.05)
+    following = started(scripted, scripted.reads, interval=0.05)
     yield following
     following[0].stop()
 
@@ -285,7 +269,7 @@ class Lagging(Scripted):
 def test_a_topic_missing_from_one_read_is_read_again_before_it_counts_as_deleted() -> None:
     lagging = Lagging()
     lagging.topics["fresh"] = topic("fresh")
-    follower, reports, _ = started(lagging, interval=0.05)
+    follower, reports, _ = started(lagging, lagging.reads, interval=0.05)
     try:
         follower.follow("fresh")
         assert "fresh" in reports.wait_for("fresh").topics
@@ -366,7 +350,7 @@ def test_an_unavailable_cluster_is_retried_quietly_and_a_failed_report_made_agai
 
 
 def test_stop_is_prompt_whatever_the_interval(scripted: Scripted) -> None:
-    follower = PollingStatusFollower(scripted, Reports(), interval=3600)
+    follower = PollingStatusFollower(scripted, scripted.reads, Reports(), interval=3600)
     follower.start()
     follower.follow("x")
     begun = time.monotonic()
@@ -391,7 +375,7 @@ def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaAdminBacken
 
 @pytest.fixture
 def polling(kraft: KafkaAdminBackend) -> Iterator[Following]:
-    following = started(kraft, interval=0.2)
+    following = started(kraft, kraft.reads, interval=0.2)
     yield following
     following[0].stop()
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from kafka_topic_operator.cli.plan import drain_text
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.rebalance import job
 from kafka_topic_operator.rebalance.algorithms import exact
 from kafka_topic_operator.rebalance.algorithms.bounds import spread
 from kafka_topic_operator.rebalance.algorithms.model import ClusterModel
 from kafka_topic_operator.rebalance.in_process import plan_in_process
-from kafka_topic_operator.rebalance.plan_cli import drain_text
 from kafka_topic_operator.rebalance.planning_io import PlanningInput, ProposalFailed
 from kto_dev.yardsticks.samples import grown_cluster
 

@@ -72,7 +72,7 @@ def test_a_plan_and_its_report_from_the_command_line(
         ),
         (
             ["--mode", "add-brokers", "--brokers", "9"],
-            "brokers 9 to add are not registered in ZooKeeper",
+            "brokers 9 to add are not registered (the cluster's brokers: 0, 1, 2)",
         ),
         (["--brokers", "x"], "--brokers must be comma-separated broker ids: x"),
         (["--goals", "Fastest"], "spec.goals.0: Input should be 'RackAware'"),
@@ -243,7 +243,7 @@ def test_a_plan_balancing_bytes_from_the_log_directories(
 def test_the_progress_bar_shows_each_phase_and_bytes_for_the_disk_phase(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from kafka_topic_operator.rebalance.plan_cli import _Bar
+    from kafka_topic_operator.cli.plan import _Bar
     from kafka_topic_operator.rebalance.spark.planner import RoundReport
 
     bar = _Bar()

@@ -302,7 +302,7 @@ def test_a_document_in_bytes_is_gzip_or_utf8_text(monkeypatch: pytest.MonkeyPatc
 
 
 def test_kto_plan_reads_either_document_with_sizes_the_file_winning(tmp_path: Path) -> None:
-    from kafka_topic_operator.rebalance.plan_cli import read_sizes
+    from kafka_topic_operator.cli.plan import read_sizes
 
     dirs = [log_dir(tmp_path / "d1", 1, {A0: [100], B0: [7]})]
     described = tmp_path / "log-dirs.txt"

@@ -1,7 +1,7 @@
 """`kto describe`: what `kafka-topics.sh --describe` shows, plus what the controller knows.
 
 The report is pure (a ClusterSnapshot in, a JSON-ready report or kafka-topics-style text out);
-`run` reads the snapshot from ZooKeeper.
+`run` reads the snapshot from the cluster the flags name (`clusters.connect`).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def render_text(report: dict[str, Any]) -> str:
             f"{b['leaders']}\t{b['replicas']}"
         )
     for problem in report["problems"]:
-        lines.append(f"Unreadable znode: {problem}")
+        lines.append(f"Problem: {problem}")
     return "\n".join(lines)
 
 
@@ -161,21 +161,15 @@ def render_text(report: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> None:
-    # Imported here so the offline previews never load the ZooKeeper client.
-    from kafka_topic_operator.zk.client import ZkClient, load_credentials
-    from kafka_topic_operator.zk.snapshot_reader import read_cluster
+    # Imported here so the offline previews never load the cluster clients.
+    from kafka_topic_operator.clusters.connect import cluster_flags, connect
 
-    zk = ZkClient(args.zookeeper, credentials=load_credentials(None, None))
-    zk.start(timeout=args.timeout)
+    cluster = connect(cluster_flags(args), timeout=args.timeout, request_timeout=args.timeout)
     try:
-        if not zk.exists("/"):
-            raise UsageError(
-                f"{args.zookeeper}: the chroot does not exist in ZooKeeper, so no Kafka cluster "
-                "keeps its data there (--zookeeper takes what the brokers' zookeeper.connect says)"
-            )
-        report = cluster_report(read_cluster(zk, args.topics or None), args.topics or None)
+        cluster.check()
+        report = cluster_report(cluster.snapshot(args.topics or None), args.topics or None)
     finally:
-        zk.stop()
+        cluster.close()
     if args.output == "json":
         print_json(report)
     else:
@@ -185,16 +179,22 @@ def run(args: argparse.Namespace) -> None:
 
 
 def add_command(commands: Subparsers) -> None:
+    from kafka_topic_operator.clusters.connect import add_cluster_arguments
+
     describe = commands.add_parser(
         "describe",
-        help="topics, partitions, leaders, ISRs and deletions, read from ZooKeeper",
+        help="topics, partitions, leaders, ISRs and deletions, read from ZooKeeper or, on "
+        "KRaft, Kafka's Admin API",
         description="What kafka-topics --describe shows, plus partition states, offline and "
-        "under-replicated partitions, why deletions wait, and a per-broker summary. "
-        "Credentials (user:password) come from $KTO_ZOOKEEPER_DIGEST, or $KTO_ZOOKEEPER_SASL "
-        "for SASL.",
+        "under-replicated partitions, why deletions wait, and a per-broker summary. A "
+        "ZooKeeper-mode cluster is read from its ZooKeeper (--zookeeper; credentials from the "
+        "--zookeeper-*-file flags, $KTO_ZOOKEEPER_DIGEST or $KTO_ZOOKEEPER_SASL), a KRaft "
+        "cluster through its brokers (--bootstrap-servers, with the security flags of kto run).",
     )
-    describe.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    add_cluster_arguments(describe, zookeeper_acl=False)
     describe.add_argument("topics", nargs="*", metavar="TOPIC")
     describe.add_argument("--output", choices=["table", "json"], default="table")
-    describe.add_argument("--timeout", type=float, default=15.0, help="connect timeout (s)")
+    describe.add_argument(
+        "--timeout", type=float, default=15.0, help="connect and request timeout (s)"
+    )
     describe.set_defaults(run=run)

@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_operator(words[1:])
     if words and words[0] == "plan":
-        from kafka_topic_operator.rebalance.plan_cli import main as plan
+        from kafka_topic_operator.cli.plan import main as plan
 
         return plan(words[1:])
     if words and words[0] == "controller":

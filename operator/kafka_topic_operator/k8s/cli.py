@@ -15,14 +15,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kafka_topic_operator.clusters.cluster import Cluster
+from kafka_topic_operator.clusters.connect import (
+    ClusterFlags,
+    ZooKeeperFlags,
+    add_cluster_arguments,
+    cluster_flags,
+    connect,
+)
 from kafka_topic_operator.controller.kafka_controller import ControllerConfig, KafkaController
 from kafka_topic_operator.k8s.kubeclient import credentials_problem
 from kafka_topic_operator.kafka.errors import ClusterUnavailableError
-from kafka_topic_operator.kafka_admin.connection import (
-    KafkaConnection,
-    add_kafka_arguments,
-    kafka_connection,
-)
 from kafka_topic_operator.process.argparsing import (
     UsageError,
     add_log_level_argument,
@@ -33,13 +36,6 @@ from kafka_topic_operator.process.gc_tuning import tune_garbage_collector
 from kafka_topic_operator.process.log_format import process_logging
 from kafka_topic_operator.rebalance.engines import defaults
 from kafka_topic_operator.rebalance.spec import EngineType
-from kafka_topic_operator.topics.backend import TopicBackend
-from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
-from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError, ZkCredentials
-from kafka_topic_operator.zk.credential_flags import (
-    add_zookeeper_auth_arguments,
-    zookeeper_credentials,
-)
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +72,6 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         description="Run the KafkaTopic operator: KafkaTopic resources become Kafka topics, "
         "with status that says what Kafka did. The cluster is reached through its ZooKeeper "
         "(--zookeeper, ZooKeeper mode) or its brokers (--bootstrap-servers, KRaft).",
-    )
-    parser.add_argument(
-        "--zookeeper",
-        metavar="HOST:PORT[/CHROOT]",
-        help="a ZooKeeper-mode cluster's ZooKeeper, as in Kafka's zookeeper.connect",
     )
     parser.add_argument(
         "--namespace",
@@ -214,38 +205,18 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long a reconcile waits for ZooKeeper before reporting ZooKeeperUnavailable",
     )
-    add_zookeeper_auth_arguments(parser, acl=True)
-    add_kafka_arguments(parser)
+    add_cluster_arguments(parser, zookeeper_acl=True)
     add_log_level_argument(parser)
     return parser
-
-
-def _cluster_flags(
-    args: argparse.Namespace,
-) -> tuple[ZkCredentials | None, KafkaConnection | None]:
-    """ZooKeeper's credentials or Kafka's connection, whichever way the cluster is reached;
-    UsageError for flags that do not go together."""
-    connection = kafka_connection(args)
-    if (args.zookeeper is None) == (connection is None):
-        raise UsageError("give either --zookeeper (a ZooKeeper-mode cluster) or "
-                         "--bootstrap-servers (a KRaft cluster)")  # fmt: skip
-    if connection is None:
-        return zookeeper_credentials(args), None
-    zookeeper_only = {
-        "--embedded-controller": args.embedded_controller,
-        "--zookeeper-digest-file": args.zookeeper_digest_file,
-        "--zookeeper-sasl-file": args.zookeeper_sasl_file,
-        "--zookeeper-set-acl": args.zookeeper_set_acl,
-    }
-    if given := [flag for flag, value in zookeeper_only.items() if value]:
-        raise UsageError(f"{', '.join(given)}: ZooKeeper only, not with --bootstrap-servers")
-    return None, connection
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        credentials, connection = _cluster_flags(args)
+        flags = cluster_flags(
+            args,
+            zookeeper_only={"--embedded-controller": args.embedded_controller},
+        )
     except UsageError as e:  # unreadable or malformed credential files too
         print(f"kto run: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -255,57 +226,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     tune_garbage_collector()
     with process_logging(args.log_level, "kopf"):
-        if connection is not None:
-            return _run_on_kafka(connection, args)
-        zk = ZkClient(
-            args.zookeeper,
-            session_timeout=args.session_timeout,
-            credentials=credentials,
-            secure_acls=args.zookeeper_set_acl,
-            retry_deadline=args.zookeeper_retry_seconds,
-        )
         try:
-            zk.start(timeout=args.session_timeout)
-        except ZkConnectionError as e:
+            cluster = connect(
+                flags,
+                timeout=args.session_timeout,
+                session_timeout=args.session_timeout,
+                retry_deadline=args.zookeeper_retry_seconds,
+            )
+        except ClusterUnavailableError as e:  # the operator says why it cannot start
             print(f"kto run: {e}", file=sys.stderr)
             return EXIT_FAILURE
-        controller = None
-        if args.embedded_controller:
-            controller = KafkaController(
-                ControllerConfig(
-                    zookeeper=args.zookeeper,
-                    broker_id=args.controller_id,
-                    session_timeout=args.session_timeout,
-                    credentials=credentials,
-                    secure_acls=args.zookeeper_set_acl,
-                )
-            )
-            controller.start()
+        controller = _embedded_controller(flags, args)
         try:
-            return _run_kopf(ZooKeeperBackend(zk), args)
+            return _run_kopf(cluster, args)
         finally:
             if controller is not None:
                 controller.stop()
-            zk.stop()
+            cluster.close()
 
 
-def _run_on_kafka(connection: KafkaConnection, args: argparse.Namespace) -> int:
-    from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
+def _embedded_controller(flags: ClusterFlags, args: argparse.Namespace) -> KafkaController | None:
+    """This project's controller in the operator's process, with `--embedded-controller`
+    (which `cluster_flags` takes with ZooKeeper only)."""
+    if not args.embedded_controller or not isinstance(flags, ZooKeeperFlags):
+        return None
+    controller = KafkaController(
+        ControllerConfig(
+            zookeeper=flags.hosts,
+            broker_id=args.controller_id,
+            session_timeout=args.session_timeout,
+            credentials=flags.credentials,
+            secure_acls=flags.secure_acls,
+        )
+    )
+    controller.start()
+    return controller
 
-    backend = KafkaAdminBackend(connection)
-    try:
-        backend.read([], list_topics=False)  # the brokers answer, or the operator says why
-    except ClusterUnavailableError as e:
-        backend.close()
-        print(f"kto run: {e}", file=sys.stderr)
-        return EXIT_FAILURE
-    try:
-        return _run_kopf(backend, args)
-    finally:
-        backend.close()
 
-
-def _run_kopf(backend: TopicBackend, args: argparse.Namespace) -> int:
+def _run_kopf(cluster: Cluster, args: argparse.Namespace) -> int:
     import kopf
 
     from kafka_topic_operator.k8s import (
@@ -336,7 +294,7 @@ def _run_kopf(backend: TopicBackend, args: argparse.Namespace) -> int:
             log_dirs=tuple(args.log_dirs),
         )
     rt = memo.runtime = handlers.Runtime(
-        backend=backend,
+        cluster=cluster,
         selector=args.selector,
         namespaces=tuple(args.namespace or ()),
         readiness=args.readiness or None,

@@ -18,10 +18,8 @@ from collections.abc import Callable
 
 from prometheus_client import Gauge
 
+from kafka_topic_operator.clusters.cluster import HealthCheck
 from kafka_topic_operator.k8s import metrics
-from kafka_topic_operator.kafka.errors import ClusterUnavailableError
-from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
-from kafka_topic_operator.zk.client import ZkClient, is_connected_state
 
 log = logging.getLogger(__name__)
 
@@ -141,36 +139,16 @@ class ClusterHealth:
                 await self.check()
 
 
-def zookeeper_health(
-    zk: ZkClient, loop: asyncio.AbstractEventLoop, probe: ZkClient | None = None
-) -> ClusterHealth:
-    """ZooKeeper's health: checked on `probe` (else the main connection), and kazoo's state
-    changes of the main connection taken at once."""
+# Which metric says whether the cluster answers, by what is checked.
+GAUGES: dict[str, Gauge] = {"ZooKeeper": metrics.ZOOKEEPER_UP, "Kafka": metrics.KAFKA_UP}
+
+
+def cluster_health(check: HealthCheck, loop: asyncio.AbstractEventLoop) -> ClusterHealth:
+    """The cluster's health by its check, and the main connection's changes taken at once
+    where its client tells them (kazoo's)."""
     health = ClusterHealth(
-        "ZooKeeper", f"ZooKeeper at {zk.hosts}", loop, (probe or zk).answers, metrics.ZOOKEEPER_UP,
-        up=zk.connected, connected=lambda: zk.connected,
-        close=probe.stop if probe is not None else lambda: None,
+        check.what, check.where, loop, check.answers, GAUGES[check.what],
+        up=check.up, connected=check.connected, close=check.close,
     )  # fmt: skip
-
-    zk.add_state_listener(
-        lambda state: health.connection_changed(
-            is_connected_state(state), f"connection {state.lower()}"
-        )
-    )
+    check.listen(health.connection_changed)
     return health
-
-
-def kafka_health(backend: KafkaAdminBackend, loop: asyncio.AbstractEventLoop) -> ClusterHealth:
-    """Kafka's health on KRaft: checked by a read of the brokers on a client of its own, with
-    the check's timeout; the brokers answered when `kto run` started."""
-    probe = KafkaAdminBackend(backend.connection, timeout=CHECK_TIMEOUT)
-
-    def answers(_timeout: float) -> bool:
-        try:
-            probe.read([], list_topics=False)
-        except ClusterUnavailableError:
-            return False
-        return True
-
-    return ClusterHealth("Kafka", backend.where, loop, answers, metrics.KAFKA_UP,
-                         close=probe.close)  # fmt: skip

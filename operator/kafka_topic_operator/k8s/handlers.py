@@ -20,6 +20,7 @@ from typing import Any
 
 import kopf
 
+from kafka_topic_operator.clusters.cluster import Cluster
 from kafka_topic_operator.k8s import events, metrics
 from kafka_topic_operator.k8s.cluster_health import ClusterHealth
 from kafka_topic_operator.k8s.finalizer import (
@@ -53,8 +54,6 @@ from kafka_topic_operator.topics.status import (
     status_patch,
     topic_status,
 )
-from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
-from kafka_topic_operator.zk.client import ZkClient
 
 GROUP, VERSION, PLURAL = "kto.dev", "v1", "kafkatopics"
 PAUSE = "kto.dev/pause-reconciliation"
@@ -75,7 +74,7 @@ log = logging.getLogger(__name__)
 class Runtime:
     """What `kto run` sets up before kopf starts the handlers."""
 
-    backend: TopicBackend
+    cluster: Cluster
     selector: Mapping[str, str] = field(default_factory=dict)
     namespaces: Sequence[str] = ()  # all when empty
     claims: TopicClaims = field(default_factory=TopicClaims)
@@ -94,14 +93,13 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.batcher = ReconcileBatcher(self.backend)
-        self.follower = self.backend.follower(
+        self.follower = self.cluster.follower(
             lambda snapshot, topics: refresh_statuses(self, snapshot, topics)
         )
 
     @property
-    def zk(self) -> ZkClient | None:
-        """ZooKeeper, where the cluster is reached through it (health checks, rebalancing)."""
-        return self.backend.zk if isinstance(self.backend, ZooKeeperBackend) else None
+    def backend(self) -> TopicBackend:
+        return self.cluster.backend
 
     def start(self) -> None:
         self.batcher.start()

@@ -13,11 +13,9 @@ import kopf
 
 from kafka_topic_operator.k8s import kopf_tuning, readiness
 from kafka_topic_operator.k8s.claims import list_claims
-from kafka_topic_operator.k8s.cluster_health import kafka_health, zookeeper_health
+from kafka_topic_operator.k8s.cluster_health import cluster_health
 from kafka_topic_operator.k8s.handlers import FINALIZER, GROUP, PLURAL, VERSION, runtime, selected
-from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.topics.ownership import claim_of
-from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
 
 log = logging.getLogger(__name__)
 
@@ -56,27 +54,10 @@ def seed_claims(memo: kopf.Memo, **_: Any) -> None:
 @kopf.on.startup()
 async def watch_cluster(memo: kopf.Memo, **_: Any) -> None:
     rt = runtime(memo)
-    loop = asyncio.get_running_loop()
-    if rt.zk is not None:
-        rt.health = zookeeper_health(rt.zk, loop, await _probe_client(rt.zk))
-    elif isinstance(rt.backend, KafkaAdminBackend):
-        rt.health = kafka_health(rt.backend, loop)
-    else:
-        raise TypeError(f"no health check for {type(rt.backend).__name__}")
+    check = await asyncio.to_thread(rt.cluster.health_check)  # opens its own connection
+    rt.health = cluster_health(check, asyncio.get_running_loop())
     if rt.readiness:
         readiness.serve(rt.readiness, rt.health.ready, rt.health.what)
-
-
-async def _probe_client(zk: ZkClient) -> ZkClient | None:
-    """The health checks' own connection; None (the checks use the main one) if it cannot be
-    opened now."""
-    probe = zk.sibling()
-    try:
-        await asyncio.to_thread(probe.start, 5.0)
-    except ZkConnectionError as e:
-        log.warning("ZooKeeper health checks share the main connection: %s", e)
-        return None
-    return probe
 
 
 @kopf.on.probe(id="cluster")

@@ -30,9 +30,7 @@ from kafka_topic_operator.k8s.rebalance_planning import (
     spec_of,
 )
 from kafka_topic_operator.k8s.rebalance_resource import GROUP, PLURAL, POLL, VERSION, Resource
-from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.rebalance.execution import steps as ex
-from kafka_topic_operator.rebalance.execution.admin_api import AdminApiCluster
 from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.rebalance.execution.executor import Executor, Report
 from kafka_topic_operator.rebalance.execution.workflow import (
@@ -40,7 +38,6 @@ from kafka_topic_operator.rebalance.execution.workflow import (
     current_state,
     decide,
 )
-from kafka_topic_operator.rebalance.execution.zookeeper import ZooKeeperCluster
 
 log = logging.getLogger(__name__)
 
@@ -101,13 +98,8 @@ def _follow(
 
 
 def rebalance_cluster(rt: Runtime, stopped: kopf.DaemonStopped) -> RebalanceCluster:
-    """The cluster as the operator reaches it: ZooKeeper, or Kafka's Admin API (whose waits end
-    when the daemon stops)."""
-    if rt.zk is not None:
-        return ZooKeeperCluster(rt.zk)
-    if isinstance(rt.backend, KafkaAdminBackend):
-        return AdminApiCluster(rt.backend, stop=stopped)
-    raise kopf.PermanentError(f"KafkaRebalance cannot reach the cluster at {rt.backend.where}")
+    """The cluster as the operator reaches it (its waits end when the daemon stops)."""
+    return rt.cluster.rebalance_cluster(stopped)
 
 
 def _rebalance(resource: Resource, cluster: RebalanceCluster, stopped: kopf.DaemonStopped) -> None:

@@ -7,8 +7,11 @@ own errors, raised as the project's exceptions (`kafka.errors`) with Kafka's mes
 cluster not answering within `timeout` (no broker reachable, requests timing out, the controller
 moving) raises ClusterUnavailableError, and the next call connects afresh.
 
-One kafka-python client serves every thread (the reconcile batcher's and the status follower's);
-a lock lets one call use it at a time, and is not held while `wait_for_partitions` waits.
+Each backend has one kafka-python client, which every thread using that backend shares; a lock
+lets one call use it at a time, and is not held while `wait_for_partitions` waits. The status
+follower reads through a backend of its own (`clusters.kraft`), never queued behind the
+reconciler's batches; the two share a `ReadLog`, so that the follower can tell its reads from
+the reconciler's.
 """
 
 from __future__ import annotations
@@ -42,12 +45,7 @@ from kafka_topic_operator.kafka_admin.configs import (
     own_configs,
 )
 from kafka_topic_operator.kafka_admin.connection import KafkaConnection
-from kafka_topic_operator.kafka_admin.follow import (
-    INTERVAL,
-    Baseline,
-    PollingStatusFollower,
-    ReadHistory,
-)
+from kafka_topic_operator.kafka_admin.follow import ReadLog
 from kafka_topic_operator.kafka_admin.recent_moves import RecentMoves
 from kafka_topic_operator.kafka_admin.snapshot import (
     cluster_snapshot,
@@ -55,9 +53,8 @@ from kafka_topic_operator.kafka_admin.snapshot import (
     listed_targets,
     reassignments_around,
     replicas_changed,
-    topic_fingerprint,
 )
-from kafka_topic_operator.topics.backend import Changed, StatusFollowing, TopicBackend
+from kafka_topic_operator.topics.backend import TopicBackend
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +67,6 @@ CLIENT_ID: Final = "kafka-topic-operator"
 CLIENT_MARGIN: Final = 2.0
 PREFERRED: Final = 0  # ElectionType.PREFERRED
 ELECTION_NOT_NEEDED: Final = 84
-# How many reads of each topic `baseline` remembers.
-REMEMBERED_READS: Final = 4
 
 
 class KafkaAdminBackend:
@@ -80,19 +75,18 @@ class KafkaAdminBackend:
         connection: KafkaConnection,
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        poll_interval: float = INTERVAL,
+        reads: ReadLog | None = None,
     ) -> None:
+        """`reads`: where reads are numbered and remembered, shared with the other clients of
+        the same cluster (the status follower's); a log of its own by default."""
         if timeout <= 0:
             raise ValueError(f"timeout {timeout} is not positive")
         self.connection = connection
         self.timeout = timeout
-        self.poll_interval = poll_interval
+        self.reads = reads if reads is not None else ReadLog()
         self._io = threading.Lock()  # the client, one call at a time
         self._admin: Any = None
         self._closed = False
-        self._state = threading.Lock()  # the position and the reads remembered
-        self._position = 0
-        self._history = ReadHistory(REMEMBERED_READS)
         self._moves = RecentMoves()  # under the client's lock
 
     # ---- TopicBackend ------------------------------------------------------------------------
@@ -110,9 +104,9 @@ class KafkaAdminBackend:
         return False
 
     def position(self) -> int:
-        """The number of reads begun: a later read has a higher position."""
-        with self._state:
-            return self._position
+        """The number of reads begun (by any client sharing its `reads`): a later read has a
+        higher position."""
+        return self.reads.position()
 
     def read(
         self,
@@ -311,16 +305,7 @@ class KafkaAdminBackend:
             time.sleep(min(step, deadline - now, stalled_at - now))
             step = min(step * 2, 0.25)
 
-    def follower(self, changed: Changed) -> StatusFollowing:
-        return PollingStatusFollower(self, changed, self.poll_interval)
-
     # ---- beyond the protocol -----------------------------------------------------------------
-
-    def baseline(self, topic: str, since: int) -> Baseline | None:
-        """The first remembered read of `topic` at a position after `since`; None if none is,
-        or if one may have been forgotten."""
-        with self._state:
-            return self._history.baseline(topic, since)
 
     def elect_preferred(
         self, partitions: Iterable[TopicPartition]
@@ -495,16 +480,10 @@ class KafkaAdminBackend:
 
     def _read(self, admin: Any, named: list[str], list_topics: bool) -> ClusterSnapshot:
         """The snapshot, numbered and remembered under the client's lock, so that positions
-        follow the order the reads were made in."""
-        with self._state:
-            self._position += 1
-            position = self._position
+        follow the order this client's reads were made in."""
+        position = self.reads.begin()
         snapshot = self._snapshot(admin, named, list_topics)
-        with self._state:
-            for topic in named:
-                self._history.remember(
-                    topic, Baseline(position, topic_fingerprint(snapshot, topic))
-                )
+        self.reads.remember(position, snapshot, named)
         return snapshot
 
     def _snapshot(self, admin: Any, named: list[str], list_topics: bool) -> ClusterSnapshot:

@@ -65,24 +65,63 @@ class ReadHistory:
         return next((b for b in self._reads.get(topic, ()) if b.position > since), None)
 
 
+class ReadLog:
+    """Numbers the reads of one cluster and remembers what the last few saw of each topic,
+    for every client reading it: the follower, on a client of its own, compares what it reads
+    with the reconciler's reads. Thread-safe."""
+
+    def __init__(self, kept: int = 4) -> None:
+        self._lock = threading.Lock()
+        self._position = 0
+        self._history = ReadHistory(kept)
+
+    def position(self) -> int:
+        """The number of reads begun: a later read has a higher position."""
+        with self._lock:
+            return self._position
+
+    def begin(self) -> int:
+        """A new read's position."""
+        with self._lock:
+            self._position += 1
+            return self._position
+
+    def remember(self, position: int, snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
+        """What the read at `position` saw of `topics`."""
+        with self._lock:
+            for topic in topics:
+                self._history.remember(
+                    topic, Baseline(position, topic_fingerprint(snapshot, topic))
+                )
+
+    def baseline(self, topic: str, since: int) -> Baseline | None:
+        """The first remembered read of `topic` at a position after `since`; None if none is,
+        or if one may have been forgotten."""
+        with self._lock:
+            return self._history.baseline(topic, since)
+
+
 class PolledBackend(Protocol):
-    """What the follower needs of `KafkaAdminBackend`."""
+    """What the follower reads through (`KafkaAdminBackend`, on a client of its own)."""
 
     def read(
         self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
     ) -> ClusterSnapshot: ...
 
-    def baseline(self, topic: str, since: int) -> Baseline | None:
-        """The first read of `topic` after position `since`, None if none is known."""
-
 
 class PollingStatusFollower:
     def __init__(
-        self, backend: PolledBackend, changed: Changed, interval: float = INTERVAL
+        self,
+        backend: PolledBackend,
+        reads: ReadLog,
+        changed: Changed,
+        interval: float = INTERVAL,
     ) -> None:
+        """`reads`: the log `backend` and the reconciler's backend share."""
         if interval <= 0:
             raise ValueError(f"interval {interval} is not positive")
         self._backend = backend
+        self._reads = reads
         self._changed = changed
         self._interval = interval
         self._lock = threading.Condition()
@@ -209,7 +248,7 @@ class PollingStatusFollower:
         if not topics:
             return
         # Before this pass's own read, which the backend remembers too.
-        baselines = {t: self._backend.baseline(t, since) for t, since in quiet.items()}
+        baselines = {t: self._reads.baseline(t, since) for t, since in quiet.items()}
         snapshot = self._backend.read(sorted(topics), list_topics=False)
         gone = [t for t in topics if t not in snapshot.topics and t not in snapshot.unreadable]
         if gone:

@@ -31,7 +31,10 @@ def planning_input(
     named = sorted(spec.brokers or ())
     unknown = [b for b in named if b not in live]
     if spec.mode is RebalanceMode.ADD_BROKERS and unknown:
-        raise PlanningError(f"brokers {_ids(unknown)} to add are not registered in ZooKeeper")
+        raise PlanningError(
+            f"brokers {_ids(unknown)} to add are not registered (the cluster's brokers: "
+            f"{_ids(live) or 'none'})"
+        )
     moving = sorted(
         {TopicPartition(t.name, p) for t in snapshot.topics.values() for p in t.being_reassigned}
         | set(snapshot.pending_reassignments)

@@ -106,5 +106,3 @@ class TopicBackend(Protocol):
     ) -> bool:
         """Until every partition has a leader state, at most `limit` seconds and as long as one
         appears every `idle` seconds. False if some did not."""
-
-    def follower(self, changed: Changed) -> StatusFollowing: ...

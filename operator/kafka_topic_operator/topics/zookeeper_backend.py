@@ -10,8 +10,6 @@ from kafka_topic_operator.kafka.ids import new_topic_id
 from kafka_topic_operator.kafka.new_topic import NewTopic
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
-from kafka_topic_operator.topics.backend import Changed, StatusFollowing
-from kafka_topic_operator.topics.follow import StatusFollower
 from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kafka_topic_operator.zk.snapshot_reader import read_cluster
@@ -90,6 +88,3 @@ class ZooKeeperBackend:
             # made meanwhile.
             self.zk.exists(paths[-1])
         return arrived
-
-    def follower(self, changed: Changed) -> StatusFollowing:
-        return StatusFollower(self.zk, changed)

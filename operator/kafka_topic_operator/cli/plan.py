@@ -1,11 +1,13 @@
 """`kto plan`: a rebalance plan from the command line, with the KafkaRebalance spec's options.
 
-Reads the cluster from ZooKeeper, plans (exactly on its own for replica and leader counts on a
-cluster of moderate size, else with Spark), and writes Kafka's reassignment JSON
-(ready for `kafka-reassign-partitions --execute`) and, when asked, the HTML report. Nothing is
-written to the cluster. Partition sizes (for the bytes to move and DiskUsageDistribution) come
-from a file (`--sizes`: the metrics file, or what `kafka-log-dirs.sh --describe` prints), brokers'
-log directories (`--log-dirs`), or both: the file's size wins for a partition both give.
+Reads the cluster from its ZooKeeper (`--zookeeper`) or, on KRaft, through its brokers
+(`--bootstrap-servers`, with the security flags of `kto run`), plans (exactly on its own for
+replica and leader counts on a cluster of moderate size, else with Spark), and writes Kafka's
+reassignment JSON (ready for `kafka-reassign-partitions --execute`) and, when asked, the HTML
+report. Nothing is written to the cluster. Partition sizes (for the bytes to move and
+DiskUsageDistribution) come from a file (`--sizes`: the metrics file, or what
+`kafka-log-dirs.sh --describe` prints), brokers' log directories (`--log-dirs`), or both: the
+file's size wins for a partition both give.
 """
 
 from __future__ import annotations
@@ -18,15 +20,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kafka_topic_operator.clusters.connect import add_cluster_arguments, cluster_flags
+from kafka_topic_operator.kafka.errors import ClusterUnavailableError
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.process.argparsing import UsageError
 from kafka_topic_operator.rebalance.planning_io import PlanningError
 from kafka_topic_operator.rebalance.results.report import human_bytes
 from kafka_topic_operator.rebalance.sizes import SizesError
-from kafka_topic_operator.zk.credential_flags import (
-    add_zookeeper_auth_arguments,
-    zookeeper_credentials,
-)
 
 if TYPE_CHECKING:
     from kafka_topic_operator.rebalance.results.summary import OptimizationResult
@@ -38,7 +38,6 @@ BAR = 30
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kto plan", description=__doc__)
-    parser.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
     parser.add_argument("--mode", default="full",
                         choices=["full", "add-brokers", "remove-brokers"])  # fmt: skip
     parser.add_argument("--brokers", default=None, metavar="ID,ID",
@@ -77,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--driver-memory", default=None, metavar="SIZE")
     parser.add_argument("--timeout", type=float, default=15.0, help="connect timeout (s)")
-    add_zookeeper_auth_arguments(parser, acl=False)
+    add_cluster_arguments(parser, zookeeper_acl=False)
     return parser
 
 
@@ -104,26 +103,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         spec = rebalance_spec(spec_of(args))
-        credentials = zookeeper_credentials(args)
+        flags = cluster_flags(args)
     except (UsageError, InvalidRebalanceSpec) as e:
         print(f"kto plan: {e}", file=sys.stderr)
         return EXIT_USAGE
+    from kafka_topic_operator.clusters.connect import connect
     from kafka_topic_operator.rebalance.inputs import leaders, planning_input
-    from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError
-    from kafka_topic_operator.zk.snapshot_reader import read_cluster
 
-    zk = ZkClient(args.zookeeper, credentials=credentials)
     try:
-        zk.start(timeout=args.timeout)
-        snapshot = read_cluster(zk)
-    except ZkConnectionError as e:
+        cluster = connect(flags, timeout=args.timeout, request_timeout=args.timeout)
+    except ClusterUnavailableError as e:
+        print(f"kto plan: {e}", file=sys.stderr)
+        return EXIT_FAILURE
+    try:
+        cluster.check()
+        snapshot = cluster.snapshot()
+    except UsageError as e:  # no cluster where the flags say
+        print(f"kto plan: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except ClusterUnavailableError as e:
         print(f"kto plan: {e}", file=sys.stderr)
         return EXIT_FAILURE
     finally:
-        zk.stop()
+        cluster.close()
     try:
         sizes = read_sizes(args.sizes, args.log_dirs, leaders(snapshot))
-        return _plan(args, planning_input(snapshot, spec, sizes))
+        return _plan(args, planning_input(snapshot, spec, sizes), cluster.where)
     except (PlanningError, SizesError) as e:
         print(f"kto plan: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -147,7 +152,7 @@ def read_sizes(
     return sizes
 
 
-def _plan(args: argparse.Namespace, request: Any) -> int:
+def _plan(args: argparse.Namespace, request: Any, where: str) -> int:
     from kafka_topic_operator.rebalance import job
     from kafka_topic_operator.rebalance.in_process import plan_in_process
     from kafka_topic_operator.rebalance.results.report import render_html
@@ -187,7 +192,7 @@ def _plan(args: argparse.Namespace, request: Any) -> int:
             render_html(
                 result,
                 output.changes,
-                title=f"Rebalance plan for {args.zookeeper}",
+                title=f"Rebalance plan for {where}",
                 generated_at=now,
             )
         )
