@@ -33,10 +33,11 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 from confluent_kafka import KafkaException
@@ -62,6 +63,14 @@ KAFKA_ZK_SESSION_MS = 18000  # Kafka's default zookeeper.session.timeout.ms
 DEADLINE = 240.0  # seconds for one cluster's topics all to be Ready: a failure beyond
 PROBE_EVERY = 1.0  # seconds between two metadata requests of the probe
 PROBE_AFTER_READY = 15.0  # seconds the probe may go on after all are Ready
+IDLE_WINDOW = 20.0  # seconds the operator's CPU is taken over, at rest after all are Ready
+# The operator at scale on KRaft: as many topics as the three nodes here hold (3 partitions
+# each: 90,000 replicas, 30,000 a node), with the heap they need.
+SCALE_TOPICS = 10_000
+SCALE_PARTITIONS = 3
+SCALE_HEAP_MB = 1536
+SCALE_DEADLINE = 900.0
+STOPPED_NODE = 2
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,8 @@ class Run:
     kafka_cpu: float  # the brokers' (and ZooKeeper's) JVMs
     up: float = 0.0  # seconds to start the cluster, the emulator and the operator
     down: float = 0.0  # seconds to stop them
+    idle_cpu: float = 0.0  # the operator's share of a core at rest, following every topic
+    rss_mb: float = 0.0  # its resident memory then
 
 
 def raise_open_files(needed: int) -> int:
@@ -279,7 +290,33 @@ def measure(operator: Operator, bootstrap: str, topics: int, partitions: int) ->
     finally:
         probe.finish(PROBE_AFTER_READY)
     assert watch.ready_at is not None
-    return Run(applied, probe.listed, probe.led, watch.ready_at - began, operator_cpu, kafka_cpu)
+    idle_cpu, rss_mb = at_rest(operator.pid("operator"))
+    return Run(applied, probe.listed, probe.led, watch.ready_at - began, operator_cpu, kafka_cpu,
+               idle_cpu=idle_cpu, rss_mb=rss_mb)  # fmt: skip
+
+
+def at_rest(pid: int, window: float = IDLE_WINDOW) -> tuple[float, float]:
+    """The process's share of a core over `window` seconds, and its resident MB after."""
+    before = cpu_seconds([pid])
+    time.sleep(window)  # a measurement window, nothing to wait for
+    share = (cpu_seconds([pid]) - before) / window
+    rss_kb = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text()
+                  .splitlines() if line.startswith("VmRSS:"))  # fmt: skip
+    return share, rss_kb / 1024
+
+
+def offline_on(node: int) -> Callable[[dict[str, Any]], bool]:
+    """Whether a KafkaTopic's status shows its replicas on `node` offline."""
+
+    def holds(item: dict[str, Any]) -> bool:
+        partitions = (item.get("status") or {}).get("partitions") or []
+        return any(
+            r["broker"] == node and r["state"] == "OfflineReplica"
+            for p in partitions
+            for r in p["replicas"]
+        )
+
+    return holds
 
 
 def run_on(kind: str, work: Path, topics: int, partitions: int) -> Run:
@@ -294,6 +331,56 @@ def run_on(kind: str, work: Path, topics: int, partitions: int) -> Run:
     return replace(run, up=up, down=time.monotonic() - stopping)
 
 
+@dataclass(frozen=True)
+class ScaleRun:
+    ready: float  # seconds from the first request until all were Ready
+    idle_cpu: float
+    rss_mb: float
+    stop_seen: float  # seconds from a node's controlled shutdown until every status shows it
+
+
+def at_scale(
+    work: Path, topics: int = SCALE_TOPICS, partitions: int = SCALE_PARTITIONS
+) -> ScaleRun:
+    """KRaft only: `topics` KafkaTopics Ready, the operator at rest following them all, then a
+    node stopped (a controlled shutdown), until every KafkaTopic's status shows its replicas
+    there offline (each topic has one: replication factor 3 on three nodes)."""
+    with contextlib.ExitStack() as stack:
+        cluster = KRaftCluster(work / "kraft")
+        cluster.specs = {
+            n: replace(spec, heap_mb=SCALE_HEAP_MB) for n, spec in cluster.specs.items()
+        }
+        cluster.start()
+        stack.callback(cluster.kill)
+        where = ["--bootstrap-servers", cluster.bootstrap]
+        operator = stack.enter_context(operating(work / "operator", where))
+        bodies = [
+            {"apiVersion": "kto.dev/v1", "kind": "KafkaTopic",
+             "metadata": {"name": f"topic-{i}"},
+             "spec": {"partitions": partitions, "replicas": REPLICAS}}
+            for i in range(topics)
+        ]  # fmt: skip
+        watch = ReadyWatch(operator.api, topics)
+        began = time.monotonic()
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda body: request(operator.api, "POST", KT_PATH, body), bodies))
+        if not watch.all_ready.wait(SCALE_DEADLINE):
+            raise RuntimeError(f"only {len(watch.ready)} of {topics} Ready within "
+                               f"{SCALE_DEADLINE:.0f} s:\n{operator.log_tail()}")  # fmt: skip
+        assert watch.ready_at is not None
+        ready = watch.ready_at - began
+        time.sleep(PROBE_AFTER_READY)  # the statuses written after Ready settle first
+        idle_cpu, rss_mb = at_rest(operator.pid("operator"))
+        offline = ReadyWatch(operator.api, topics, holds=offline_on(STOPPED_NODE))
+        stopping = time.monotonic()
+        cluster.stop_node(STOPPED_NODE)
+        if not offline.all_ready.wait(SCALE_DEADLINE):
+            raise RuntimeError(f"only {len(offline.ready)} of {topics} statuses showed node "
+                               f"{STOPPED_NODE} stopped within {SCALE_DEADLINE:.0f} s")  # fmt: skip
+        assert offline.ready_at is not None
+        return ScaleRun(ready, idle_cpu, rss_mb, offline.ready_at - stopping)
+
+
 def seconds(value: float | None) -> str:
     return f"{value:.1f} s" if value is not None else f"not by Ready + {PROBE_AFTER_READY:.0f} s"
 
@@ -303,8 +390,8 @@ def milestones(run: Run, jvms: str) -> str:
         f"applied to the API {run.applied:.1f} s, all topics in a broker's metadata "
         f"{seconds(run.listed)}, every partition led there {seconds(run.led)}, all Ready "
         f"{run.ready:.1f} s; CPU until Ready: operator {run.operator_cpu:.1f} s, {jvms} "
-        f"{run.kafka_cpu:.1f} s; cluster and operator up in {run.up:.0f} s, down in "
-        f"{run.down:.0f} s"
+        f"{run.kafka_cpu:.1f} s; then at rest {run.idle_cpu:.1%} of a core, {run.rss_mb:.0f} MB "
+        f"resident; cluster and operator up in {run.up:.0f} s, down in {run.down:.0f} s"
     )
 
 
@@ -327,6 +414,15 @@ def main(topics: int = TOPICS, partitions: int = PARTITIONS) -> None:
     print(f"  ZooKeeper mode: {milestones(zookeeper, 'brokers and ZooKeeper')}")
     print(f"  KRaft: {milestones(kraft, 'Kafka nodes')}")
     print(f"  ({time.monotonic() - began:.0f} s for both clusters in all)")
+    with scratch_dir("kto-bench-kraft-scale-") as tmp:
+        raise_open_files(SCALE_TOPICS * SCALE_PARTITIONS + FILES_SPARE)
+        scale = at_scale(Path(tmp))
+    print(
+        f"operator on KRaft at scale, {SCALE_TOPICS} KafkaTopics x {SCALE_PARTITIONS} partitions "
+        f"x RF{REPLICAS}: all Ready {scale.ready:.0f} s; at rest {scale.idle_cpu:.1%} of a core "
+        f"(1,000 x {partitions}: {kraft.idle_cpu:.1%}), {scale.rss_mb:.0f} MB resident; node "
+        f"{STOPPED_NODE} stopped to every status showing it {scale.stop_seen:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -57,8 +57,12 @@ class ReadyWatch:
     """Follows the KafkaTopics on a watch; `all_ready` is set, and `ready_at` taken, when
     `expected` of them are Ready at once."""
 
-    def __init__(self, base: str, expected: int) -> None:
+    def __init__(
+        self, base: str, expected: int, holds: Callable[[dict[str, Any]], bool] | None = None
+    ) -> None:
+        """`holds`: what a KafkaTopic is waited for in (Ready by default)."""
         self.expected = expected
+        self._holds = holds or is_ready
         self.ready: set[str] = set()
         self.ready_at: float | None = None
         self.all_ready = threading.Event()
@@ -80,7 +84,7 @@ class ReadyWatch:
         if event["type"] not in ("ADDED", "MODIFIED", "DELETED"):
             return
         name = event["object"]["metadata"]["name"]
-        if event["type"] != "DELETED" and is_ready(event["object"]):
+        if event["type"] != "DELETED" and self._holds(event["object"]):
             self.ready.add(name)
         else:
             self.ready.discard(name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -456,6 +456,73 @@ def test_wait_for_partitions(backend: KafkaAdminBackend) -> None:
         [TopicPartition("waited", 6), TopicPartition("never", 0)], limit=30, idle=0.5
     )
     assert 0.5 <= time.monotonic() - started < 5
+
+
+# Twenty configs, each at Kafka's default: with its partition and itself, 23 records a topic
+# (min.insync.replicas takes two).
+WIDE_CONFIGS = {
+    "cleanup.policy": "delete", "compression.type": "producer", "delete.retention.ms": "86400000",
+    "file.delete.delay.ms": "60000", "flush.messages": "9223372036854775807",
+    "flush.ms": "9223372036854775807", "index.interval.bytes": "4096",
+    "max.compaction.lag.ms": "9223372036854775807", "max.message.bytes": "1048588",
+    "message.timestamp.type": "CreateTime", "min.cleanable.dirty.ratio": "0.5",
+    "min.compaction.lag.ms": "0", "min.insync.replicas": "1", "preallocate": "false",
+    "retention.bytes": "-1", "retention.ms": "604800000", "segment.bytes": "1073741824",
+    "segment.index.bytes": "10485760", "segment.jitter.ms": "0", "segment.ms": "604800000",
+}  # fmt: skip
+
+
+def test_a_creation_over_the_controllers_record_limit_goes_in_several_requests(
+    backend: KafkaAdminBackend,
+) -> None:
+    # 480 topics of 23 records: 11,040, which Kafka's controller refuses in one request (its
+    # MAX_RECORDS_PER_USER_OP), every topic of it; 434 of them it takes.
+    wide = [NewTopic(f"wide-{i:03d}", {0: [i % 3]}, WIDE_CONFIGS) for i in range(480)]
+
+    def validated(topics: list[NewTopic]) -> set[int]:
+        answer = backend._call(
+            lambda admin: admin.create_topics(
+                {t.name: {"assignments": {0: list(t.assignment[0])}, "configs": dict(t.config)}
+                 for t in topics},
+                timeout_ms=30_000, raise_errors=False, validate_only=True,
+            )
+        )  # fmt: skip
+        return {t["error_code"] for t in answer["topics"]}
+
+    assert validated(wide) == {44}  # POLICY_VIOLATION: excessively large batch operation
+    assert validated(wide[:434]) == {0}
+    assert validated(wide[:435]) == {44}
+
+    created = backend.create_topics(wide)
+    assert created == dict.fromkeys((t.name for t in wide), None)
+    names = [t.name for t in wide]
+    read_until(backend, names, lambda s: len(s.topics) == len(wide), "every one created")
+    for topic in wide:
+        backend.delete_topic(topic.name)
+
+
+class LostAnswers(KafkaAdminBackend):
+    """Each CreateTopics reaches Kafka's controller, and its answer is lost on the way back."""
+
+    def _create_topics(self, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
+        super()._create_topics(topics)
+        raise ClusterUnavailableError(f"{self.where} did not answer within 0.1 s")
+
+
+def test_a_creation_whose_answer_was_lost_but_kafka_committed_counts_as_created(
+    backend: KafkaAdminBackend,
+) -> None:
+    lost = LostAnswers(backend.connection)
+    try:
+        created = lost.create_topics([NewTopic("committed", {0: [0], 1: [1]})])
+        assert created == {"committed": None}
+        # Not what this creation asked for (Kafka refused it: it exists with two partitions):
+        # not taken for created, and with no answer at all the cluster counts as away.
+        with pytest.raises(ClusterUnavailableError, match=r"did not answer within 0\.1 s"):
+            lost.create_topics([NewTopic("committed", {0: [0], 1: [1], 2: [2]})])
+    finally:
+        lost.close()
+        backend.delete_topic("committed")
 
 
 def test_positions_grow_with_reads_and_remember_what_each_read_saw(

@@ -113,6 +113,40 @@ def test_a_certfile_may_hold_its_key(pem: dict[str, Path]) -> None:
     assert "ssl_keyfile" not in connection.client_config()
 
 
+def test_librdkafka_takes_the_same_connection(pem: dict[str, Path], tmp_path: Path) -> None:
+    """The status follower's librdkafka client: the same servers, files and credentials."""
+    password = tmp_path / "password"
+    password.write_text("s3cret\n")
+    connection = parse(
+        ["--bootstrap-servers", "k:9094,l:9094", "--kafka-security-protocol", "SASL_SSL",
+         "--kafka-ssl-cafile", str(pem["client"]), "--kafka-ssl-certfile", str(pem["both"]),
+         "--kafka-ssl-no-hostname-check", "--kafka-sasl-mechanism", "SCRAM-SHA-512",
+         "--kafka-sasl-username", "operator", "--kafka-sasl-password-file", str(password)]
+    )  # fmt: skip
+    assert connection is not None
+    assert connection.librdkafka_config() == {
+        "bootstrap.servers": "k:9094,l:9094",
+        "security.protocol": "SASL_SSL",
+        "client.id": "kafka-topic-operator-follower",
+        "ssl.ca.location": str(pem["client"]),
+        "ssl.endpoint.identification.algorithm": "none",
+        "ssl.certificate.location": str(pem["both"]),
+        "ssl.key.location": str(pem["both"]),  # the key in the certificate's file
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "operator",
+        "sasl.password": "s3cret",
+    }
+    plain = parse(["--bootstrap-servers", "k:9092"])
+    assert plain is not None and plain.librdkafka_config() == {
+        "bootstrap.servers": "k:9092",
+        "security.protocol": "PLAINTEXT",
+        "client.id": "kafka-topic-operator-follower",
+    }
+    system = parse(["--bootstrap-servers", "k:9093", "--kafka-security-protocol", "SSL"])
+    assert system is not None and system.librdkafka_config()["ssl.ca.location"] == "probe"
+    assert system.librdkafka_config()["ssl.endpoint.identification.algorithm"] == "https"
+
+
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "scram-sha-512"])
 def test_sasl_plaintext_with_a_password_file(tmp_path: Path, mechanism: str) -> None:
     password = tmp_path / "password"

@@ -1,13 +1,15 @@
 """The polling status follower: its contract (topics.follow.StatusFollower's) on a scripted
-cluster, then against a real KRaft cluster changed behind its back. Nothing here sleeps: the
-tests wait on the reports, or on the follower's passes (its reads), with a timeout."""
+cluster, what it reads (in full only what changed; configs on their own cycle), then against a
+real KRaft cluster changed behind its back. Nothing here sleeps: the tests wait on the reports,
+or on the follower's sweeps (its cheap reads of every topic), with a timeout."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,14 @@ from kafka_topic_operator.kafka.snapshot import (
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.kafka_admin.connection import KafkaConnection
-from kafka_topic_operator.kafka_admin.follow import PolledBackend, PollingStatusFollower, ReadLog
+from kafka_topic_operator.kafka_admin.follow import (
+    MetadataSource,
+    PolledBackend,
+    PollingStatusFollower,
+    ReadLog,
+    next_due,
+)
+from kafka_topic_operator.kafka_admin.metadata import MetadataClient, Views
 from kafka_topic_operator.topics.backend import StatusFollowing
 from kto_dev.apache_kafka.kraft import KRaftCluster
 
@@ -76,37 +85,50 @@ class Reports:
 
 
 class Counted:
-    """A backend whose reads (the follower's passes) can be waited for."""
+    """A metadata source whose sweeps (the follower's periodic reads of every topic) can be
+    waited for."""
 
-    def __init__(self, backend: PolledBackend) -> None:
-        self.backend = backend
-        self.reads = 0
+    def __init__(self, source: MetadataSource) -> None:
+        self.source = source
+        self.sweeps = 0
         self.condition = threading.Condition()
 
-    def read(
-        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
-    ) -> ClusterSnapshot:
+    def views(self) -> Views:
         try:
-            return self.backend.read(topics, list_topics=list_topics, expected=expected)
+            return self.source.views()
         finally:
             with self.condition:
-                self.reads += 1
+                self.sweeps += 1
                 self.condition.notify_all()
 
+    def live_brokers(self) -> frozenset[int]:
+        return self.source.live_brokers()
+
+    def configs(self, topics: Sequence[str]) -> Mapping[str, Mapping[str, str] | None]:
+        return self.source.configs(topics)
+
     def passes(self, more: int) -> None:
-        """Until the follower has read `more` times more."""
+        """Until the follower has swept `more` times more."""
         with self.condition:
-            target = self.reads + more
-            assert self.condition.wait_for(lambda: self.reads >= target, WAIT), "no pass"
+            target = self.sweeps + more
+            assert self.condition.wait_for(lambda: self.sweeps >= target, WAIT), "no sweep"
 
 
 Following = tuple[PollingStatusFollower, Reports, Counted]
 
 
-def started(backend: PolledBackend, reads: ReadLog, interval: float) -> Following:
+def started(
+    backend: PolledBackend,
+    source: MetadataSource,
+    reads: ReadLog,
+    interval: float,
+    config_interval: float | None = None,
+) -> Following:
     reports = Reports()
-    counted = Counted(backend)
-    follower = PollingStatusFollower(counted, reads, reports, interval=interval)
+    counted = Counted(source)
+    follower = PollingStatusFollower(backend, reads, reports, counted, interval=interval,
+                                     broker_interval=interval,
+                                     config_interval=config_interval or interval)  # fmt: skip
     follower.start()
     return follower, reports, counted
 
@@ -122,7 +144,8 @@ def topic(name: str, leader: int = 0, config: dict[str, str] | None = None) -> T
 
 class Scripted:
     """A cluster the test edits: what `read` answers, with positions and remembered reads as
-    the real backend keeps them, and failures on demand."""
+    the real backend keeps them, the cheap reads of a metadata source (whose views leave
+    configs out, as Kafka's Metadata response does), and failures on demand."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -130,6 +153,7 @@ class Scripted:
         self.brokers = {0: BrokerInfo(0, ()), 1: BrokerInfo(1, ())}
         self.failure: Exception | None = None
         self.reads = ReadLog()
+        self.read_topics: list[list[str]] = []  # what each full read asked for
 
     def position(self) -> int:
         return self.reads.position()
@@ -142,10 +166,36 @@ class Scripted:
                 raise self.failure
             position = self.reads.begin()
             named = sorted(set(topics))
+            self.read_topics.append(named)
             found = {t: self.topics[t] for t in named if t in self.topics}
             snapshot = ClusterSnapshot(brokers=dict(self.brokers), topics=found)
             self.reads.remember(position, snapshot, named)
             return snapshot
+
+    def views(self) -> Views:
+        with self.lock:
+            if self.failure is not None:
+                raise self.failure
+            return Views(
+                frozenset(self.brokers),
+                {name: repr(replace(t, config={})) for name, t in self.topics.items()},
+            )
+
+    def live_brokers(self) -> frozenset[int]:
+        with self.lock:
+            if self.failure is not None:
+                raise self.failure
+            return frozenset(self.brokers)
+
+    def configs(self, topics: Sequence[str]) -> Mapping[str, Mapping[str, str] | None]:
+        with self.lock:
+            if self.failure is not None:
+                raise self.failure
+            return {t: dict(self.topics[t].config) if t in self.topics else None for t in topics}
+
+    def full_reads(self) -> list[list[str]]:
+        with self.lock:
+            return list(self.read_topics)
 
 
 @pytest.fixture
@@ -155,7 +205,7 @@ def scripted() -> Scripted:
 
 @pytest.fixture
 def follow(scripted: Scripted) -> Iterator[Following]:
-    following = started(scripted, scripted.reads, interval=0.05)
+    following = started(scripted, scripted, scripted.reads, interval=0.05)
     yield following
     following[0].stop()
 
@@ -269,7 +319,7 @@ class Lagging(Scripted):
 def test_a_topic_missing_from_one_read_is_read_again_before_it_counts_as_deleted() -> None:
     lagging = Lagging()
     lagging.topics["fresh"] = topic("fresh")
-    follower, reports, _ = started(lagging, lagging.reads, interval=0.05)
+    follower, reports, _ = started(lagging, lagging, lagging.reads, interval=0.05)
     try:
         follower.follow("fresh")
         assert "fresh" in reports.wait_for("fresh").topics
@@ -349,8 +399,52 @@ def test_an_unavailable_cluster_is_retried_quietly_and_a_failed_report_made_agai
     ]
 
 
+def test_nothing_changed_is_read_in_full_once_and_only_what_changed_after(
+    scripted: Scripted, follow: Following
+) -> None:
+    follower, reports, counted = follow
+    for name in ("still", "moving"):
+        scripted.topics[name] = topic(name)
+        follower.follow(name)
+    reports.wait_for("still")
+    reports.wait_for("moving")
+    counted.passes(2)  # the first sweep after the follows reads them once more, from its views
+    reads = len(scripted.full_reads())
+    counted.passes(5)
+    assert len(scripted.full_reads()) == reads  # at rest: the sweeps read nothing in full
+    scripted.topics["moving"] = topic("moving", leader=1)
+    assert reports.wait_for("moving", 2).topics["moving"].partitions[0].leader == 1
+    assert scripted.full_reads()[reads:] == [["moving"]]
+    assert reports.reported().count("still") == 1
+
+
+def test_configs_are_read_on_their_own_cycle(scripted: Scripted) -> None:
+    follower, reports, counted = started(scripted, scripted, scripted.reads, interval=0.05,
+                                         config_interval=3600)  # fmt: skip
+    try:
+        scripted.topics["tuned"] = topic("tuned")
+        follower.follow("tuned")
+        reports.wait_for("tuned")
+        counted.passes(2)  # the sweep after the follow has read it with its view
+        scripted.topics["tuned"] = topic("tuned", config={"retention.ms": "1"})
+        counted.passes(5)
+        assert reports.reported() == ["tuned"]  # the sweeps do not read configs
+        scripted.topics["tuned"] = topic("tuned", leader=1, config={"retention.ms": "1"})
+        assert reports.wait_for("tuned", 2).topics["tuned"].config == {"retention.ms": "1"}
+    finally:
+        follower.stop()
+
+
+def test_a_costly_sweep_is_made_less_often() -> None:
+    assert next_due(100.0, 2.0, 0.005, 0.01) == 102.0  # 5 ms: every 2 s
+    assert next_due(100.0, 2.0, 0.05, 0.01) == 105.0  # 50 ms: every 5 s, 1% of a core
+    assert next_due(100.0, 60.0, 0.5, 0.005) == 200.0
+
+
 def test_stop_is_prompt_whatever_the_interval(scripted: Scripted) -> None:
-    follower = PollingStatusFollower(scripted, scripted.reads, Reports(), interval=3600)
+    follower = PollingStatusFollower(scripted, scripted.reads, Reports(), scripted,
+                                     interval=3600, broker_interval=3600,
+                                     config_interval=3600)  # fmt: skip
     follower.start()
     follower.follow("x")
     begun = time.monotonic()
@@ -375,9 +469,11 @@ def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaAdminBacken
 
 @pytest.fixture
 def polling(kraft: KafkaAdminBackend) -> Iterator[Following]:
-    following = started(kraft, kraft.reads, interval=0.2)
+    source = MetadataClient(kraft.connection, timeout=10)
+    following = started(kraft, source, kraft.reads, interval=0.2)
     yield following
     following[0].stop()
+    source.close()
 
 
 def known_to_every_broker(backend: KafkaAdminBackend, name: str) -> bool:
@@ -446,3 +542,57 @@ def test_following_since_a_read_reports_nothing_until_a_change(
     assert reports.reported() == []
     kraft.change_config("settled", {"segment.ms": "7200000"})
     assert reports.wait_for("settled").topics["settled"].config == {"segment.ms": "7200000"}
+
+
+class FullReads:
+    """A backend whose full reads are counted."""
+
+    def __init__(self, backend: KafkaAdminBackend) -> None:
+        self.backend = backend
+        self.topics: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def read(
+        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
+    ) -> ClusterSnapshot:
+        named = sorted(topics)
+        with self.lock:
+            self.topics.append(named)
+        return self.backend.read(named, list_topics=list_topics, expected=expected)
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.topics)
+
+
+@pytest.mark.kafka
+def test_at_rest_a_real_cluster_is_swept_and_nothing_read_in_full(
+    kraft: KafkaAdminBackend,
+) -> None:
+    """The views of real brokers are stable: a sweep of a cluster at rest finds nothing
+    changed (whichever broker answers), so that following costs one Metadata request."""
+    created(kraft, "resting", {})
+    created(kraft, "shifting", {})
+    counting = FullReads(kraft)
+    source = MetadataClient(kraft.connection, timeout=10)
+    follower, reports, counted = started(counting, source, kraft.reads, interval=0.1)
+    try:
+        follower.follow("resting")
+        follower.follow("shifting")
+        reports.wait_for("resting")
+        counted.passes(2)
+        reads = counting.count()
+        counted.passes(20)
+        assert counting.count() == reads
+        # Its replicas reordered by a reassignment: the sweep finds it, and reads only that topic.
+        kraft.reassign({TopicPartition("shifting", 0): [1, 0]})
+        reports.wait_until(
+            "shifting",
+            lambda s: (
+                "shifting" in s.topics and s.topics["shifting"].partitions[0].replicas == (1, 0)
+            ),
+        )
+        assert {t for read in counting.topics[reads:] for t in read} == {"shifting"}
+    finally:
+        follower.stop()
+        source.close()

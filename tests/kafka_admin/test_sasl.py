@@ -21,6 +21,7 @@ from kafka_topic_operator.kafka_admin.connection import (
     add_kafka_arguments,
     kafka_connection,
 )
+from kafka_topic_operator.kafka_admin.metadata import MetadataClient
 from kafka_topic_operator.process.argparsing import RaisingParser
 from kto_dev.apache_kafka.kraft import KRaftCluster
 
@@ -105,3 +106,28 @@ def test_a_wrong_password_is_an_unavailable_cluster(cluster: KRaftCluster, tmp_p
     assert time.monotonic() - started < 5
     assert str(raised.value).startswith(f"Kafka at {cluster.extra_bootstrap} did not answer")
     assert str(raised.value).endswith("(refused credentials or certificates end so too)")
+
+
+def test_the_followers_librdkafka_client_works_over_sasl_plain(
+    cluster: KRaftCluster, tmp_path: Path
+) -> None:
+    backend = KafkaAdminBackend(connection(cluster, tmp_path, "op-s3cret"))
+    source = MetadataClient(connection(cluster, tmp_path, "op-s3cret"), timeout=10)
+    try:
+        followed = NewTopic("followed", {0: [0, 1], 1: [1, 2]}, {"retention.ms": "1000"})
+        assert backend.create_topics([followed]) == {"followed": None}
+        assert backend.wait_for_partitions([TopicPartition("followed", 1)], limit=30, idle=10)
+        eventually(lambda: "followed" in source.views().topics, "followed in the metadata")
+        assert source.live_brokers() == {0, 1, 2}
+        configs = eventually(lambda: source.configs(["followed"])["followed"], "its configs")
+        assert configs == {"retention.ms": "1000"}
+        assert source.configs(["no-such-topic"]) == {"no-such-topic": None}
+    finally:
+        backend.close()
+        source.close()
+
+    refused = MetadataClient(connection(cluster, tmp_path, "wrong"), timeout=2)
+    with pytest.raises(ClusterUnavailableError) as raised:
+        refused.views()
+    assert str(raised.value).startswith(f"Kafka at {cluster.extra_bootstrap} did not answer")
+    assert "wrong" not in str(raised.value)

@@ -88,10 +88,13 @@ def connect(
     request_timeout: float | None = None,
     session_timeout: float = DEFAULT_SESSION_TIMEOUT,
     retry_deadline: float | None = None,
+    config_interval: float | None = None,
 ) -> Cluster:
     """The cluster, connected: ZooKeeper's session started within `timeout` seconds, or one
     read through the brokers answered within `request_timeout` (each Admin API request's limit;
-    the backend's default for None). ClusterUnavailableError says why not."""
+    the backend's default for None). `config_interval`: how often a KRaft cluster's status
+    follower reads the followed topics' configs, at the most (the drift interval).
+    ClusterUnavailableError says why not."""
     if isinstance(flags, ZooKeeperFlags):
         zk = ZkClient(
             flags.hosts,
@@ -102,7 +105,11 @@ def connect(
         )
         zk.start(timeout=timeout)
         return ZooKeeperModeCluster(zk)
-    cluster = KRaftCluster(flags, timeout=request_timeout)
+    cluster = KRaftCluster(
+        flags,
+        timeout=request_timeout,
+        **({} if config_interval is None else {"config_interval": config_interval}),
+    )
     try:
         cluster.check()
     except BaseException:

@@ -1,6 +1,7 @@
 """A KRaft cluster (Kafka 4.x), reached through its brokers' Admin API: a client for the
-reconciler (and the rebalance), one for the status follower, one for the health checks, so that
-none waits behind another's requests."""
+reconciler (and the rebalance), two for the status follower (its full reads, and librdkafka's
+for its cheap ones: `kafka_admin.metadata`), one for the health checks, so that none waits
+behind another's requests."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from kafka_topic_operator.kafka.errors import ClusterUnavailableError
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
 from kafka_topic_operator.kafka_admin.backend import KafkaAdminBackend
 from kafka_topic_operator.kafka_admin.connection import KafkaConnection
-from kafka_topic_operator.kafka_admin.follow import INTERVAL, PollingStatusFollower, ReadLog
+from kafka_topic_operator.kafka_admin.follow import (
+    CONFIG_INTERVAL,
+    INTERVAL,
+    PollingStatusFollower,
+    ReadLog,
+)
+from kafka_topic_operator.kafka_admin.metadata import MetadataClient
 from kafka_topic_operator.rebalance.execution.admin_api import AdminApiCluster, Interruption
 from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.topics.backend import Changed, StatusFollowing
@@ -26,15 +33,18 @@ class KRaftCluster:
         *,
         timeout: float | None = None,
         poll_interval: float = INTERVAL,
+        config_interval: float = CONFIG_INTERVAL,
     ) -> None:
         """`timeout`: how long a request may take (the backend's default for None);
-        `poll_interval`: the status follower's period."""
+        `poll_interval`: the status follower's shortest period; `config_interval`: its
+        configs' (the drift interval)."""
         self.connection = connection
         self.poll_interval = poll_interval
+        self.config_interval = config_interval
         self._timeout = timeout
         self._reads = ReadLog()
         self._backend = self._client()
-        self._others: list[KafkaAdminBackend] = []
+        self._others: list[KafkaAdminBackend | MetadataClient] = []
 
     def _client(self, timeout: float | None = None) -> KafkaAdminBackend:
         chosen = timeout if timeout is not None else self._timeout
@@ -56,8 +66,10 @@ class KRaftCluster:
 
     def follower(self, changed: Changed) -> StatusFollowing:
         reader = self._client()
-        self._others.append(reader)
-        return PollingStatusFollower(reader, self._reads, changed, self.poll_interval)
+        source = MetadataClient(self.connection, timeout=reader.timeout)
+        self._others += [reader, source]
+        return PollingStatusFollower(reader, self._reads, changed, source, self.poll_interval,
+                                     config_interval=self.config_interval)  # fmt: skip
 
     def health_check(self) -> HealthCheck:
         """A read of the brokers on a client of its own, with the check's timeout; the brokers

@@ -114,7 +114,8 @@ def build_parser(prog: str = "kto run") -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how often a resource whose topic is not as declared (blocked, in conflict, "
         "paused) is retried (60). A settled topic's znodes are watched instead: a change made "
-        "behind the operator's back is reverted or reported at once",
+        "behind the operator's back is reverted or reported at once. On KRaft, also how often "
+        "the followed topics' configs are read, at the most",
     )
     parser.add_argument(
         "--no-rebalance",
@@ -232,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 timeout=args.session_timeout,
                 session_timeout=args.session_timeout,
                 retry_deadline=args.zookeeper_retry_seconds,
+                config_interval=args.drift_interval,
             )
         except ClusterUnavailableError as e:  # the operator says why it cannot start
             print(f"kto run: {e}", file=sys.stderr)

@@ -33,7 +33,7 @@ from kafka_topic_operator.kafka.errors import (
     ClusterUnavailableError,
     ReassignmentInProgressException,
 )
-from kafka_topic_operator.kafka.new_topic import NewTopic
+from kafka_topic_operator.kafka.new_topic import NewTopic, within_record_limit
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
@@ -128,10 +128,27 @@ class KafkaAdminBackend:
         return sorted(self._call(lambda admin: admin.list_topics(), idempotent=True))
 
     def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
-        """One CreateTopics request for all of them, each with its assignment and config (a
-        topic id cannot be given: Kafka's controller assigns it)."""
-        if not topics:
-            return {}
+        """CreateTopics requests for all of them, each with its assignment and config (a topic
+        id cannot be given: Kafka's controller assigns it), as few as keep each under the
+        controller's record limit (`within_record_limit`). A topic whose creation timed out
+        (the request, or Kafka's own REQUEST_TIMED_OUT for it) is looked for afterwards: one the
+        controller committed meanwhile, with the partitions asked for, was created."""
+        outcomes: dict[str, Exception | None] = {}
+        lost: ClusterUnavailableError | None = None  # a request without an answer
+        for batch in within_record_limit(topics):
+            try:
+                outcomes.update(self._create_topics(batch))
+            except ClusterUnavailableError as e:
+                lost = lost or e
+                outcomes.update(dict.fromkeys((t.name for t in batch), e))
+        timed_out = [t for t in topics if isinstance(outcomes[t.name], ClusterUnavailableError)]
+        if timed_out:
+            outcomes.update(self._committed(timed_out))
+        if lost is not None and all(outcomes[t.name] is lost for t in topics):
+            raise lost  # nothing answered, nothing found created: the cluster is away
+        return outcomes
+
+    def _create_topics(self, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
         request = {
             t.name: {
                 "assignments": {p: list(r) for p, r in sorted(t.assignment.items())},
@@ -157,6 +174,36 @@ class KafkaAdminBackend:
                 int(found.get("error_code") or 0), found.get("error_message"), where=self.where
             )
         return outcomes
+
+    def _committed(self, topics: Sequence[NewTopic]) -> dict[str, Exception | None]:
+        """None for each of `topics` the cluster has with the partitions asked for within the
+        timeout (a broker learns a committed topic a moment after the controller: it is asked
+        again until then); the others keep their errors (all, if the cluster does not answer)."""
+        deadline = time.monotonic() + self.timeout
+        step = 0.1
+        created: list[str] = []
+        while True:
+            try:
+                described = self._call(
+                    functools.partial(_describe_topics, sorted(t.name for t in topics)),
+                    idempotent=True,
+                )
+            except ClusterUnavailableError:
+                break
+            partitions = {
+                t["name"]: {int(p["partition_index"]) for p in t.get("partitions") or ()}
+                for t in described
+                if not t.get("error_code")
+            }
+            created = [t.name for t in topics if partitions.get(t.name) == set(t.assignment)]
+            if len(created) == len(topics) or time.monotonic() + step > deadline:
+                break
+            time.sleep(step)  # nothing to wait on: the brokers' metadata is asked for again
+            step = min(step * 2, 1.0)
+        if created:
+            log.info("the creation of %d topics timed out but Kafka's controller committed it: "
+                     "%s", len(created), ", ".join(created[:5]))  # fmt: skip
+        return dict.fromkeys(created)
 
     def change_config(self, topic: str, config: Mapping[str, str]) -> None:
         """One IncrementalAlterConfigs: SET what differs, DELETE the dynamic keys not in

@@ -76,6 +76,29 @@ class KafkaConnection:
             config["sasl_plain_password"] = self.sasl_password
         return config
 
+    def librdkafka_config(self) -> dict[str, Any]:
+        """librdkafka's properties (confluent-kafka's) for this connection: the status
+        follower's client. Without a CA file, the system's CAs (`probe`), as kafka-python."""
+        config: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap,
+            "security.protocol": self.security_protocol.value,
+            "client.id": "kafka-topic-operator-follower",
+        }
+        if self.uses_tls:
+            config["ssl.ca.location"] = str(self.ssl_cafile) if self.ssl_cafile else "probe"
+            config["ssl.endpoint.identification.algorithm"] = (
+                "https" if self.ssl_check_hostname else "none"
+            )
+            if self.ssl_certfile is not None:
+                config["ssl.certificate.location"] = str(self.ssl_certfile)
+                # A key in the certificate's own file, as kafka-python reads it.
+                config["ssl.key.location"] = str(self.ssl_keyfile or self.ssl_certfile)
+        if self.uses_sasl:
+            config["sasl.mechanism"] = self.sasl_mechanism
+            config["sasl.username"] = self.sasl_username
+            config["sasl.password"] = self.sasl_password
+        return config
+
     def __repr__(self) -> str:
         shown = [
             f"bootstrap_servers={self.bootstrap!r}",

@@ -1,17 +1,28 @@
 """Status that follows Kafka's controller on a KRaft cluster, by polling.
 
-The Admin API has nothing to watch: where the ZooKeeper follower (`topics.follow`) sets watches,
-this one reads every followed topic again every `interval` seconds, in one `read()`, and hands
-the topics whose view changed to the callback: their partitions, replicas (adding, removing,
-offline), leaders, ISR or config, or the topic gone (it is unfollowed, and still reported: the
-callback recreates a topic deleted behind the operator's back). When the live brokers change,
-every followed topic is reported, since each replica's state depends on them. The contract is
-`topics.follow.StatusFollower`'s: `follow(topic)` reports the topic at once, `follow(topic,
-since=position)` only if it changed after the caller's own read, `refresh(topic)` at once.
+The Admin API has nothing to watch, so this thread polls, and spends its CPU only on what
+changed: a full read of a topic (what the reconciler reads: partitions, reassignments, configs,
+through `PolledBackend`) is made only for a topic whose cheap view differs from the last one
+(`MetadataSource`), and the callback gets the topics whose full read differs from their last
+(`topic_fingerprint`): their partitions, replicas (adding, removing, offline), leaders, ISR or
+config, or the topic gone (it is unfollowed, and still reported: the callback recreates a topic
+deleted behind the operator's back).
 
-For `since`, the backend remembers, per topic, what its last reads saw and at which position
-(`Baseline`): the first read after `since` is the caller's own (or one as recent), and the topic
-is reported only if what this follower reads differs from it, or if no such read is known.
+- Every `broker_interval` seconds the live brokers are read (DescribeCluster); when they change,
+  every followed topic is read in full and reported, since each replica's state depends on them.
+- A sweep reads every topic's partitions in one Metadata request (`MetadataSource.views`): every
+  `interval` seconds, or less often where the sweep itself takes more than SWEEP_SHARE of a core
+  (measured on this thread), so that a large cluster at rest costs little.
+- A config sweep reads the followed topics' own configs every `config_interval` seconds (the
+  drift interval), or less often where it takes more than CONFIG_SHARE of a core (measured on
+  the process: librdkafka decodes in threads of its own).
+
+The contract is `topics.follow.StatusFollower`'s: `follow(topic)` reports the topic at once,
+`follow(topic, since=position)` only if it changed after the caller's own read, `refresh(topic)`
+at once. For `since`, the read log (`ReadLog`, shared with the reconciler's backend) remembers,
+per topic, what its last reads saw and at which position (`Baseline`): the first read after
+`since` is the caller's own (or one as recent), and the topic is reported only if what this
+follower reads differs from it, or if no such read is known.
 """
 
 from __future__ import annotations
@@ -20,18 +31,30 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from kafka_topic_operator.kafka.errors import ClusterUnavailableError
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, Expected
+from kafka_topic_operator.kafka_admin.metadata import Views
 from kafka_topic_operator.kafka_admin.snapshot import topic_fingerprint
 from kafka_topic_operator.topics.backend import Changed
 
 log = logging.getLogger(__name__)
 
-INTERVAL = 2.0
+INTERVAL = 2.0  # seconds between two sweeps, at the least
+BROKER_INTERVAL = 1.0  # seconds between two reads of the live brokers
+CONFIG_INTERVAL = 60.0  # seconds between two config sweeps, at the least (the drift interval)
+SWEEP_SHARE = 0.01  # of a core: a sweep taking 50 ms is made every 5 s
+CONFIG_SHARE = 0.005
+READ_CHUNK = 500  # topics per full read, each chunk reported as it is read
+
+
+def next_due(now: float, interval: float, cost: float, share: float) -> float:
+    """When a periodic read that took `cost` seconds of CPU is made next: `interval` after
+    `now`, or later, so that it takes at most `share` of a core on average."""
+    return now + max(interval, cost / share)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +125,35 @@ class ReadLog:
 
 
 class PolledBackend(Protocol):
-    """What the follower reads through (`KafkaAdminBackend`, on a client of its own)."""
+    """The full read of topics (`KafkaAdminBackend`, on a client of its own)."""
 
     def read(
         self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
     ) -> ClusterSnapshot: ...
+
+
+class MetadataSource(Protocol):
+    """The cheap reads (`kafka_admin.metadata.MetadataClient`)."""
+
+    def views(self) -> Views:
+        """Every topic's partitions, as a fingerprint, in one request."""
+
+    def live_brokers(self) -> frozenset[int]: ...
+
+    def configs(self, topics: Sequence[str]) -> Mapping[str, Mapping[str, str] | None]:
+        """Each topic's own configs; None for one Kafka could not describe."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Due:
+    """What a pass does: the topics to read and report whatever they read, the quiet ones with
+    their `since`, and which of the periodic reads are due."""
+
+    dirty: frozenset[str]
+    quiet: Mapping[str, int]
+    brokers: bool
+    sweep: bool
+    configs: bool
 
 
 class PollingStatusFollower:
@@ -115,23 +162,39 @@ class PollingStatusFollower:
         backend: PolledBackend,
         reads: ReadLog,
         changed: Changed,
+        source: MetadataSource,
         interval: float = INTERVAL,
+        *,
+        broker_interval: float = BROKER_INTERVAL,
+        config_interval: float = CONFIG_INTERVAL,
     ) -> None:
-        """`reads`: the log `backend` and the reconciler's backend share."""
-        if interval <= 0:
-            raise ValueError(f"interval {interval} is not positive")
+        """`reads`: the log `backend` and the reconciler's backend share; `source`: the cheap
+        reads, on a client of their own."""
+        for name, value in (("interval", interval), ("broker_interval", broker_interval),
+                            ("config_interval", config_interval)):  # fmt: skip
+            if value <= 0:
+                raise ValueError(f"{name} {value} is not positive")
         self._backend = backend
         self._reads = reads
         self._changed = changed
+        self._source = source
         self._interval = interval
+        self._broker_interval = broker_interval
+        self._config_interval = config_interval
         self._lock = threading.Condition()
         self._followed: set[str] = set()
-        self._dirty: set[str] = set()  # to report at the next pass, changed or not
+        self._dirty: set[str] = set()  # to read and report at the next pass, changed or not
         self._quiet: dict[str, int] = {}  # newly followed with `since`: report only a change
-        self._seen: dict[str, Hashable] = {}  # each followed topic as this follower last read it
-        self._brokers: frozenset[int] | None = None  # the live brokers of the last pass
-        self._report_all = False  # the brokers changed in a pass that did not read every topic
-        self._next_poll = 0.0
+        self._seen: dict[str, Hashable] = {}  # each followed topic as its last full read saw it
+        self._configs: dict[str, Mapping[str, str]] = {}  # its own configs in that read
+        self._views: dict[str, Hashable] = {}  # its cheap view when it was last read in full
+        self._brokers: frozenset[int] | None = None  # the live brokers of the last full read
+        self._live: frozenset[int] | None = None  # the live brokers of the last broker check
+        self._report_all = False  # the brokers changed: read and report every followed topic
+        now = time.monotonic()
+        self._next_sweep = now
+        self._next_brokers = now
+        self._next_configs = now + config_interval
         self._stopped = False
         # The kind of the last failure: one that repeats every interval is logged in full
         # once, then as one line each time.
@@ -140,7 +203,10 @@ class PollingStatusFollower:
 
     def start(self) -> None:
         with self._lock:
-            self._next_poll = time.monotonic() + self._interval
+            now = time.monotonic()
+            self._next_sweep = now + self._interval
+            self._next_brokers = now + self._broker_interval
+            self._next_configs = now + self._config_interval
         self._thread.start()
 
     def stop(self) -> None:
@@ -180,6 +246,8 @@ class PollingStatusFollower:
         self._dirty.discard(topic)
         self._quiet.pop(topic, None)
         self._seen.pop(topic, None)
+        self._configs.pop(topic, None)
+        self._views.pop(topic, None)
 
     @property
     def followed(self) -> frozenset[str]:
@@ -188,43 +256,47 @@ class PollingStatusFollower:
 
     # ---- the thread --------------------------------------------------------------------------
 
-    def _take(self) -> tuple[set[str], set[str], dict[str, int], bool] | None:
-        """The next pass: the topics to read, those to report whatever they read, the quiet
-        ones with their `since`, and whether every followed topic is read. Waits until one is
-        due: the interval has passed, or some topic waits to be reported."""
+    def _take(self) -> _Due | None:
+        """The next pass, once one is due: some topic waits to be reported, or a periodic
+        read's time has come. Quiet topics (followed since the caller's read) wait for the next
+        sweep: their status was just written, and the sweep reads them with their view, so
+        that the sweep after reads them no more."""
         with self._lock:
             while True:
                 if self._stopped:
                     return None
                 now = time.monotonic()
-                full = now >= self._next_poll or self._report_all
-                if full or self._dirty or self._quiet:
+                brokers = now >= self._next_brokers
+                # Every topic is read when the brokers changed: its view taken first, too.
+                sweep = now >= self._next_sweep or self._report_all
+                configs = now >= self._next_configs
+                if brokers or sweep or configs or self._dirty:
                     break
-                self._lock.wait(self._next_poll - now)
-            if full:
-                self._next_poll = now + self._interval
-                topics = set(self._followed)
-            else:
-                topics = self._dirty | set(self._quiet)
-            dirty = set(self._dirty) | (topics if self._report_all else set())
-            quiet = {t: s for t, s in self._quiet.items() if t not in dirty}
+                self._lock.wait(min(self._next_brokers, self._next_sweep, self._next_configs)
+                                - now)  # fmt: skip
+            if brokers:
+                self._next_brokers = now + self._broker_interval
+            dirty = frozenset(self._followed if self._report_all else self._dirty)
+            quiet: dict[str, int] = {}
+            if sweep:
+                quiet = {t: s for t, s in self._quiet.items() if t not in dirty}
+                self._quiet.clear()
             self._dirty.clear()
-            self._quiet.clear()
             self._report_all = False
-            return topics, dirty, quiet, full
+            return _Due(dirty, quiet, brokers, sweep, configs)
 
     def _loop(self) -> None:
-        while (taken := self._take()) is not None:
-            topics, dirty, quiet, full = taken
+        while (due := self._take()) is not None:
+            read: set[str] = set(due.dirty) | set(due.quiet)
             try:
-                self._pass(topics, dirty, quiet, full)
+                self._pass(due, read)
             except Exception as e:
                 if not isinstance(e, ClusterUnavailableError):
-                    self._failed(e, len(topics))
+                    self._failed(e, len(read))
                 with self._lock:
                     # Once it works, reported whether changed or not: whatever the failed pass
                     # would have reported is among them.
-                    self._dirty.update(topics & self._followed)
+                    self._dirty.update(read & self._followed)
                     self._lock.wait_for(lambda: self._stopped, self._interval)
             else:
                 if self._failing is not None:
@@ -242,11 +314,68 @@ class PollingStatusFollower:
             "following the status of %d topics failed; retrying every %g s", count, self._interval
         )
 
-    def _pass(
-        self, topics: set[str], dirty: set[str], quiet: Mapping[str, int], full: bool
+    def _pass(self, due: _Due, read: set[str]) -> None:
+        """The periodic reads due, then the full read of `read` and of whatever they found
+        changed (added to `read`, so that a failure reads it again)."""
+        with self._lock:
+            followed = sorted(self._followed)
+        views = self._sweep(followed, read) if due.sweep else None
+        if due.brokers:
+            live = self._source.live_brokers()
+            if self._live is not None and live != self._live:
+                with self._lock:
+                    self._report_all = True  # the next pass, at once
+                    self._lock.notify_all()
+            self._live = live
+        if due.configs:
+            self._config_sweep(followed, read)
+        self._read(sorted(read), due.dirty, due.quiet, views)
+
+    def _sweep(self, followed: Sequence[str], read: set[str]) -> Mapping[str, Hashable]:
+        began = time.thread_time()
+        views = self._source.views().topics
+        with self._lock:
+            read.update(
+                t
+                for t in followed
+                if t in self._followed and views.get(t, _ABSENT) != self._views.get(t, _UNKNOWN)
+            )
+            cost = time.thread_time() - began
+            self._next_sweep = next_due(time.monotonic(), self._interval, cost, SWEEP_SHARE)
+        return views
+
+    def _config_sweep(self, followed: Sequence[str], read: set[str]) -> None:
+        began = time.process_time()
+        configs = self._source.configs(followed)
+        with self._lock:
+            read.update(
+                t for t, config in configs.items()
+                if config is not None and t in self._configs and config != self._configs[t]
+            )  # fmt: skip
+            cost = time.process_time() - began
+            self._next_configs = next_due(
+                time.monotonic(), self._config_interval, cost, CONFIG_SHARE
+            )
+
+    def _read(
+        self,
+        topics: Sequence[str],
+        dirty: Collection[str],
+        quiet: Mapping[str, int],
+        views: Mapping[str, Hashable] | None,
     ) -> None:
-        if not topics:
-            return
+        """The full reads of `topics`, READ_CHUNK at a time, each chunk reported as it is read."""
+        for start in range(0, len(topics), READ_CHUNK):
+            chunk = topics[start : start + READ_CHUNK]
+            self._report(set(chunk), dirty, {t: quiet[t] for t in chunk if t in quiet}, views)
+
+    def _report(
+        self,
+        topics: set[str],
+        dirty: Collection[str],
+        quiet: Mapping[str, int],
+        views: Mapping[str, Hashable] | None,
+    ) -> None:
         # Before this pass's own read, which the backend remembers too.
         baselines = {t: self._reads.baseline(t, since) for t, since in quiet.items()}
         snapshot = self._backend.read(sorted(topics), list_topics=False)
@@ -267,7 +396,7 @@ class PollingStatusFollower:
         with self._lock:
             brokers_changed = self._brokers is not None and brokers != self._brokers
             self._brokers = brokers
-            if brokers_changed and not full:
+            if brokers_changed:
                 # Every followed topic's replica states changed: a pass that reads them all.
                 self._report_all = True
                 self._lock.notify_all()
@@ -286,6 +415,12 @@ class PollingStatusFollower:
                     reported.append(topic)
                     continue
                 self._seen[topic] = fingerprint
+                found = snapshot.topics.get(topic)
+                if found is not None:
+                    self._configs[topic] = found.config
+                if views is not None:
+                    # The view read before this read: a change since shows in the next sweep.
+                    self._views[topic] = views.get(topic, _ABSENT)
                 if topic in dirty or brokers_changed or fingerprint != previous:
                     reported.append(topic)
         if reported:
@@ -300,3 +435,4 @@ class _Unknown:
 
 
 _UNKNOWN: Hashable = _Unknown()
+_ABSENT: Hashable = ("absent from the views",)  # a topic the sweep did not find
