@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from kafka_topic_operator.zk import admin, znodes
 from kafka_topic_operator.zk.client import ZkClient
 from kto_dev.devbroker.broker import BrokerConfig, DevBroker
 from kto_dev.kube_apiserver.launcher import KubeApiServer
+from kto_dev.ports import free_port
 from kube_api_emulator import ApiServer
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.e2e]
@@ -117,9 +119,11 @@ def running(
     *extra: str,
     controller: tuple[str, ...] | None = None,
     api_server: str = "emulator",
+    namespaces: tuple[str, ...] = (),
 ) -> Iterator[Setup]:
     """`controller`: run `kto controller` with these flags beside the operator instead of
-    embedding it. `api_server`: "emulator" or "kube-apiserver" (real, with etcd)."""
+    embedding it. `api_server`: "emulator" or "kube-apiserver" (real, with etcd).
+    `namespaces`: made before the operator starts."""
     zk = ZkClient(connect)
     zk.start()
     beside = None
@@ -150,13 +154,21 @@ def running(
             ), f"CRD {name} Established", timeout=30)  # fmt: skip
         for broker in (0, 1, 2):
             s.start_broker(broker)
+        if namespaces:
+            from kubernetes import client
+
+            for namespace in namespaces:
+                client.CoreV1Api().create_namespace({"metadata": {"name": namespace}})
         log = (root / "operator.log").open("a")
         env = {**os.environ, "KUBECONFIG": str(s.kubeconfig)}
+        # kopf serves liveness once its startup handlers ran: the tests' waits begin with the
+        # operator up (a busy machine took 20 s to start one, the whole of a test's wait).
+        liveness = "" if "--liveness" in extra else f"http://127.0.0.1:{free_port()}/healthz"
 
         def start() -> subprocess.Popen[bytes]:
             return subprocess.Popen(
                 [sys.executable, "-m", "kafka_topic_operator.cli", "run", "--zookeeper", connect,
-                 *(["--embedded-controller"] if beside is None else []), "--liveness", "",
+                 *(["--embedded-controller"] if beside is None else []), "--liveness", liveness,
                  "--session-timeout", "6", "--metrics-port", "0", *extra],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
             )  # fmt: skip
@@ -174,7 +186,17 @@ def running(
             cleanup.callback(_shut_down, s.brokers)
             cleanup.callback(log.close)
             cleanup.callback(lambda: _stop(s.operator))
+            if liveness:
+                eventually(lambda: _answers(liveness), "the operator started", timeout=120)
             yield s
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:  # not listening yet
+        return False
 
 
 def _shut_down(brokers: dict[int, DevBroker]) -> None:
@@ -843,12 +865,8 @@ def test_more_replicas_than_live_brokers_wait_for_brokers_and_say_so(setup: Setu
 def test_an_operator_watches_only_the_namespaces_it_is_given(
     zk_chroot: str, tmp_path: Path
 ) -> None:
-    from kubernetes import client
-
-    with running(zk_chroot, tmp_path, "--namespace", "team-a", "--namespace", "team-b") as setup:
-        core = client.CoreV1Api()
-        for namespace in ("team-a", "team-b", "elsewhere"):
-            core.create_namespace({"metadata": {"name": namespace}})
+    with running(zk_chroot, tmp_path, "--namespace", "team-a", "--namespace", "team-b",
+                 namespaces=("team-a", "team-b", "elsewhere")) as setup:  # fmt: skip
 
         def apply(namespace: str, name: str, topic: str) -> None:
             body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "KafkaTopic",
