@@ -44,7 +44,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from bench_operator import CRD_PATH, KT_PATH, ReadyWatch, request, wait_for
-from bench_support import cpu_seconds, scratch_dir
+from bench_support import cpu_seconds, scratch_dir, wait_idle
 from kto_dev.apache_kafka.cluster import KafkaCluster
 from kto_dev.apache_kafka.distribution import KAFKA_VERSION, KRAFT_KAFKA_VERSION
 from kto_dev.apache_kafka.kraft import KRaftCluster
@@ -344,6 +344,7 @@ def run_on(kind: str, work: Path, topics: int, partitions: int) -> Run:
 @dataclass(frozen=True)
 class ScaleRun:
     ready: float  # seconds from the first request until all were Ready
+    settled: float  # seconds after that until the operator used under 5% of a core
     idle_cpu: float
     rss_mb: float
     stop_seen: float  # seconds from a node's controlled shutdown until every status shows it
@@ -380,7 +381,9 @@ def at_scale(
                                f"{SCALE_DEADLINE:.0f} s:\n{operator.log_tail()}")  # fmt: skip
         assert watch.ready_at is not None
         ready = watch.ready_at - began
-        time.sleep(PROBE_AFTER_READY + IDLE_SETTLE)  # a measurement's start
+        # The reports of the first sweep after the creations (a status read for each topic)
+        # are done before the operator counts as at rest.
+        settled = wait_idle(operator.pid("operator"), share=0.05, window=5.0, timeout=600.0)
         idle_cpu, rss_mb = at_rest(operator.pid("operator"))
         listed = request(operator.api, "GET", KT_PATH)["items"]
         affected = sum(1 for item in listed if holds_replica_on(item, STOPPED_NODE))
@@ -391,7 +394,7 @@ def at_scale(
             raise RuntimeError(f"only {len(offline.ready)} of {topics} statuses showed node "
                                f"{STOPPED_NODE} stopped within {SCALE_DEADLINE:.0f} s")  # fmt: skip
         assert offline.ready_at is not None
-        return ScaleRun(ready, idle_cpu, rss_mb, offline.ready_at - stopping, affected)
+        return ScaleRun(ready, settled, idle_cpu, rss_mb, offline.ready_at - stopping, affected)
 
 
 def seconds(value: float | None) -> str:
@@ -432,7 +435,8 @@ def main(topics: int = TOPICS, partitions: int = PARTITIONS) -> None:
         scale = at_scale(Path(tmp))
     print(
         f"operator on KRaft at scale, {SCALE_TOPICS} KafkaTopics x {SCALE_PARTITIONS} partition "
-        f"x RF{SCALE_REPLICAS}: all Ready {scale.ready:.0f} s; at rest {scale.idle_cpu:.1%} of a "
+        f"x RF{SCALE_REPLICAS}: all Ready {scale.ready:.0f} s, settled {scale.settled:.0f} s "
+        f"later; at rest {scale.idle_cpu:.1%} of a "
         f"core (1,000 x {partitions} x RF{REPLICAS}: {kraft.idle_cpu:.1%}), {scale.rss_mb:.0f} MB "
         f"resident; node {STOPPED_NODE} stopped (a controlled shutdown) to the {scale.affected} "
         f"statuses with a replica there showing it {scale.stop_seen:.1f} s"
