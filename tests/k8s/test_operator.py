@@ -628,7 +628,6 @@ def test_a_frozen_zookeeper_is_reported_at_once_and_recovered_from_at_once(
     are applied: each says ZooKeeperUnavailable within the retry time, liveness stays healthy
     and answers, readiness says the outage, and once ZooKeeper answers again every resource is
     Ready without waiting out a retry delay."""
-    from kto_dev.ports import free_port
     from kto_dev.zookeeper_server import ZooKeeperServer
 
     liveness = f"http://127.0.0.1:{free_port()}/healthz"
@@ -720,7 +719,6 @@ def test_kill_9_during_bulk_creation_and_deletion_converges(setup: Setup) -> Non
 def test_metrics_count_topics_by_reason(zk_chroot: str, tmp_path: Path) -> None:
     import urllib.request
 
-    from kto_dev.ports import free_port
 
     port = free_port()
     with running(zk_chroot, tmp_path, "--metrics-port", str(port)) as setup:

@@ -176,10 +176,7 @@ class Scripted:
         with self.lock:
             if self.failure is not None:
                 raise self.failure
-            return Views(
-                frozenset(self.brokers),
-                {name: repr(replace(t, config={})) for name, t in self.topics.items()},
-            )
+            return {name: repr(replace(t, config={})) for name, t in self.topics.items()}
 
     def live_brokers(self) -> frozenset[int]:
         with self.lock:

@@ -333,7 +333,7 @@ class PollingStatusFollower:
 
     def _sweep(self, followed: Sequence[str], read: set[str]) -> Mapping[str, Hashable]:
         began = time.thread_time()
-        views = self._source.views().topics
+        views = self._source.views()
         with self._lock:
             read.update(
                 t

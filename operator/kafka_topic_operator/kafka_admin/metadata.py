@@ -7,7 +7,7 @@ reconciler makes (`KafkaAdminBackend.read`: metadata, reassignments, every confi
 So the follower notices changes here, and reads in full only the topics that changed.
 
 - `views`: one Metadata request for every topic: per topic a fingerprint of what its status
-  shows of its partitions (leaders, replicas, ISR, errors), and the live brokers.
+  shows of its partitions (leaders, replicas, ISR, errors).
 - `live_brokers`: DescribeCluster, the unfenced brokers: a stopped broker shows at once.
 - `configs`: DescribeConfigs, each topic's own configs (source DYNAMIC_TOPIC_CONFIG), as
   `TopicSnapshot.config` holds them.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from kafka_topic_operator.kafka.errors import ClusterUnavailableError
@@ -29,13 +28,9 @@ CONFIG_BATCH: Final = 500  # topics per DescribeConfigs request
 DYNAMIC_TOPIC_CONFIG: Final = 1  # librdkafka's ConfigSource
 
 
-@dataclass(frozen=True, slots=True)
-class Views:
-    """What one Metadata request showed: the live brokers, and a fingerprint of each topic's
-    partitions, comparable only with another `Views` of the same source."""
-
-    brokers: frozenset[int]
-    topics: Mapping[str, Hashable]
+# What one Metadata request showed: a fingerprint of each topic's partitions, comparable only
+# with another of the same source. (The live brokers come from `live_brokers`.)
+Views = Mapping[str, Hashable]
 
 
 class MetadataClient:
@@ -61,7 +56,7 @@ class MetadataClient:
             ) + str(topic.error)
             for name, topic in metadata.topics.items()
         }  # fmt: skip
-        return Views(frozenset(metadata.brokers), topics)
+        return topics
 
     def live_brokers(self) -> frozenset[int]:
         future = self._admin.describe_cluster(request_timeout=self._timeout)
