@@ -719,7 +719,6 @@ def test_kill_9_during_bulk_creation_and_deletion_converges(setup: Setup) -> Non
 def test_metrics_count_topics_by_reason(zk_chroot: str, tmp_path: Path) -> None:
     import urllib.request
 
-
     port = free_port()
     with running(zk_chroot, tmp_path, "--metrics-port", str(port)) as setup:
         # Away from broker 2, which is stopped below: Kafka's placement starts at a random
