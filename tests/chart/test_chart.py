@@ -338,6 +338,17 @@ def test_the_network_policy_opens_only_dns_the_api_zookeeper_and_the_ports() -> 
     ]
 
 
+def test_the_network_policy_opens_the_brokers_listeners_that_zookeeper_mode_ready_asks() -> None:
+    peers = "networkPolicy.kafkaPeers[0].podSelector.matchLabels.app=kafka"
+    docs = render("-f", str(CHART / "ci" / "monitoring-values.yaml"),
+                  "--set", "networkPolicy.brokerPorts={9092,9093}", "--set", peers)  # fmt: skip
+    policy = one(docs, "NetworkPolicy")["spec"]
+    egress_ports = sorted(p["port"] for rule in policy["egress"] for p in rule["ports"])
+    assert egress_ports == [53, 53, 443, 2181, 9092, 9093]
+    (brokers,) = [r for r in policy["egress"] if r["ports"][0]["port"] == 9092]
+    assert brokers["to"] == [{"podSelector": {"matchLabels": {"app": "kafka"}}}]
+
+
 def test_notes_tell_the_user_what_to_do_next() -> None:
     done = helm("install", "kto", str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
                 "-f", str(CHART / "ci" / "namespaced-values.yaml"))  # fmt: skip

@@ -405,3 +405,29 @@ def test_an_expired_session_registers_again_with_a_new_broker_epoch(
     assert new_epoch is not None
     assert controller.call(1, lai(2, state(0), broker_epoch=new_epoch)).error == "NONE"
     assert broker.broker_epoch == new_epoch
+
+
+# ---- the metadata it publishes ------------------------------------------------------------------
+
+
+def test_the_metadata_a_client_would_be_told_is_published_once_applied(
+    start_broker: StartBroker, controller: PlayedController, zk: ZkClient
+) -> None:
+    """A dev broker has no Kafka listener: the operator's Ready reads this instead."""
+    start_broker(1)
+    path = bc.metadata_path(1)
+
+    def update(correlation_id: int, *states: bc.UpdateMetadataPartitionState) -> None:
+        request = UpdateMetadataRequest(0, 1, -1, states, correlation_id=correlation_id)
+        assert controller.call(1, request).error == "NONE"
+
+    def published() -> dict[str, dict[int, int]] | None:
+        node = zk.get(path)
+        return None if node is None else bc.decode_metadata_leaders(path, node.data)
+
+    assert published() == {}  # from before it registered: nothing applied, no topic known
+    led = bc.UpdateMetadataPartitionState("t", 0, 1, 1, 0, (1,), 0, (1,))
+    update(2, led, led._replace(partition=1, leader=-1))
+    assert eventually(published, "the metadata published") == {"t": {0: 1, 1: -1}}
+    update(3, led._replace(partition=1, leader=1))
+    eventually(lambda: published() == {"t": {0: 1, 1: 1}}, "the metadata published again")

@@ -169,3 +169,26 @@ def test_a_drift_timer_that_sees_the_deletion_writes_nothing(
     deleting = api.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
     drift_timer(rt, deleting)
     assert not rt.backend.topic_exists("orders")
+
+
+def test_the_follower_decides_drift_on_the_resource_as_it_is_not_on_the_watchs_copy(
+    emulator: ApiServer, rt: handlers.Runtime
+) -> None:
+    """The follower writes status from the watch's latest copy of a resource, but a copy the
+    watch has not brought up to date must not have a deleted resource's topic created again."""
+    from kubernetes import client
+
+    install_crd("kafkatopics.yaml")
+    api = client.CustomObjectsApi()
+    resource = settled_resource(api)
+    meta = resource["metadata"]
+    rt.claims.claim(Claim(meta["creationTimestamp"], "default", "orders", "orders"))
+    rt.resources.saw("default", "orders", resource)  # the watch's copy, from before the deletion
+    api.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
+    follower_pass(rt, resource)
+    assert not rt.backend.topic_exists("orders")
+    # With the copy up to date the same: the deletion is the delete handler's.
+    now = api.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "orders")
+    rt.resources.saw("default", "orders", now)
+    follower_pass(rt, now)
+    assert not rt.backend.topic_exists("orders")

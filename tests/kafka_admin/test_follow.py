@@ -36,6 +36,7 @@ from kafka_topic_operator.kafka_admin.follow import (
     PollingStatusFollower,
     ReadLog,
     next_due,
+    touched_by,
 )
 from kafka_topic_operator.kafka_admin.metadata import MetadataClient, Views
 from kafka_topic_operator.topics.backend import StatusFollowing
@@ -154,20 +155,33 @@ class Scripted:
         self.failure: Exception | None = None
         self.reads = ReadLog()
         self.read_topics: list[list[str]] = []  # what each full read asked for
+        self.given_configs: list[dict[str, Mapping[str, str]]] = []  # the configs each was given
 
     def position(self) -> int:
         return self.reads.position()
 
     def read(
-        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
+        self,
+        topics: Iterable[str],
+        *,
+        list_topics: bool,
+        expected: Expected | None = None,
+        configs: Mapping[str, Mapping[str, str]] | None = None,
     ) -> ClusterSnapshot:
+        """As the backend reads: a topic whose configs are given has those."""
         with self.lock:
             if self.failure is not None:
                 raise self.failure
             position = self.reads.begin()
             named = sorted(set(topics))
             self.read_topics.append(named)
-            found = {t: self.topics[t] for t in named if t in self.topics}
+            self.given_configs.append(dict(configs or {}))
+            known = configs or {}
+            found = {
+                t: replace(self.topics[t], config=known[t]) if t in known else self.topics[t]
+                for t in named
+                if t in self.topics
+            }
             snapshot = ClusterSnapshot(brokers=dict(self.brokers), topics=found)
             self.reads.remember(position, snapshot, named)
             return snapshot
@@ -303,9 +317,15 @@ class Lagging(Scripted):
         self.lagging = {"fresh"}
 
     def read(
-        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
+        self,
+        topics: Iterable[str],
+        *,
+        list_topics: bool,
+        expected: Expected | None = None,
+        configs: Mapping[str, Mapping[str, str]] | None = None,
     ) -> ClusterSnapshot:
-        snapshot = super().read(topics, list_topics=list_topics, expected=expected)
+        snapshot = super().read(topics, list_topics=list_topics, expected=expected,
+                                configs=configs)  # fmt: skip
         if not self.lagging & set(snapshot.topics):
             return snapshot
         self.lagging.clear()
@@ -325,7 +345,31 @@ def test_a_topic_missing_from_one_read_is_read_again_before_it_counts_as_deleted
         follower.stop()
 
 
-def test_the_live_brokers_changing_reports_every_followed_topic(
+def test_a_broker_going_reports_the_topics_with_a_replica_there_and_no_other(
+    scripted: Scripted, follow: Following
+) -> None:
+    follower, reports, counted = follow
+    scripted.brokers[2] = BrokerInfo(2, ())
+    for name, replicas in (("on-2", (1, 2)), ("elsewhere", (0, 1))):
+        state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, replicas), -1)
+        partition = PartitionSnapshot(0, ReplicaAssignment(replicas), state)
+        scripted.topics[name] = replace(topic(name), partitions={0: partition})
+        follower.follow(name)
+    reports.wait_for("on-2")
+    reports.wait_for("elsewhere")
+    counted.passes(2)
+    reads = len(scripted.full_reads())
+    del scripted.brokers[2]  # the metadata of neither topic changes: only the brokers
+    gone = reports.wait_for("on-2", 2)
+    assert gone.live_brokers == frozenset({0, 1})
+    counted.passes(3)
+    assert reports.reported().count("elsewhere") == 1
+    # Read without describing its configs again: a broker's going does not change them.
+    assert scripted.full_reads()[reads:] == [["on-2"]]
+    assert scripted.given_configs[reads] == {"on-2": {}}
+
+
+def test_a_broker_coming_reports_nothing_where_no_replica_is(
     scripted: Scripted, follow: Following
 ) -> None:
     follower, reports, counted = follow
@@ -336,8 +380,8 @@ def test_the_live_brokers_changing_reports_every_followed_topic(
     reports.wait_for("b")
     counted.passes(2)
     scripted.brokers[2] = BrokerInfo(2, ())  # a broker neither topic has a replica on
-    reports.wait_for("a", 2)
-    reports.wait_for("b", 2)
+    counted.passes(5)
+    assert reports.reported() == ["a", "b"]
 
 
 def test_unfollowed_topics_are_no_longer_reported(scripted: Scripted, follow: Following) -> None:
@@ -426,10 +470,33 @@ def test_configs_are_read_on_their_own_cycle(scripted: Scripted) -> None:
         scripted.topics["tuned"] = topic("tuned", config={"retention.ms": "1"})
         counted.passes(5)
         assert reports.reported() == ["tuned"]  # the sweeps do not read configs
+        # A partition's change is read with the configs as last read: the config sweep alone
+        # finds them changed, and describes them.
         scripted.topics["tuned"] = topic("tuned", leader=1, config={"retention.ms": "1"})
+        assert reports.wait_for("tuned", 2).topics["tuned"].config == {}
+    finally:
+        follower.stop()
+
+
+def test_configs_found_changed_are_read_and_reported(scripted: Scripted) -> None:
+    follower, reports, counted = started(scripted, scripted, scripted.reads, interval=0.05,
+                                         config_interval=0.05)  # fmt: skip
+    try:
+        scripted.topics["tuned"] = topic("tuned")
+        follower.follow("tuned")
+        reports.wait_for("tuned")
+        counted.passes(2)
+        scripted.topics["tuned"] = topic("tuned", config={"retention.ms": "1"})
         assert reports.wait_for("tuned", 2).topics["tuned"].config == {"retention.ms": "1"}
     finally:
         follower.stop()
+
+
+def test_a_broker_that_came_or_went_touches_the_topics_on_it_and_those_not_read_yet() -> None:
+    replicas = {"on-2": frozenset({1, 2}), "elsewhere": frozenset({0, 1})}
+    followed = ["on-2", "elsewhere", "unread"]
+    assert touched_by([2], replicas, followed) == {"on-2", "unread"}
+    assert touched_by([], replicas, followed) == set()  # no broker changed: none
 
 
 def test_a_costly_sweep_is_made_less_often() -> None:
@@ -550,12 +617,18 @@ class FullReads:
         self.lock = threading.Lock()
 
     def read(
-        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
+        self,
+        topics: Iterable[str],
+        *,
+        list_topics: bool,
+        expected: Expected | None = None,
+        configs: Mapping[str, Mapping[str, str]] | None = None,
     ) -> ClusterSnapshot:
         named = sorted(topics)
         with self.lock:
             self.topics.append(named)
-        return self.backend.read(named, list_topics=list_topics, expected=expected)
+        return self.backend.read(named, list_topics=list_topics, expected=expected,
+                                 configs=configs)  # fmt: skip
 
     def count(self) -> int:
         with self.lock:

@@ -32,8 +32,10 @@ from kafka_topic_operator.broker_channel import (
     decode_request,
     decode_request_header,
     encode_controlled_shutdown,
+    encode_metadata_leaders,
     encode_response,
     error_response,
+    metadata_path,
     pack,
     requests_path,
     response_prefix,
@@ -53,6 +55,7 @@ from kafka_topic_operator.zk.client import (
     NoNodeError,
     TransactionFailed,
     ZkClient,
+    ZkConnectionError,
     ZkCredentials,
 )
 from kafka_topic_operator.zk.znodes import ZNodeDataError
@@ -126,6 +129,7 @@ class DevBroker:
         self._status: dict[str, object] = {}
         self._status_due = 0.0  # monotonic time before which pending writes wait
         self._status_pending = False  # a change since the last write
+        self._metadata_pending = False  # an UpdateMetadata applied since the last publication
         self._pending_since = 0.0
         self._last_change = 0.0
         self._state = "starting"
@@ -167,6 +171,9 @@ class DevBroker:
                 self._zk.ensure_path(path)
             self.cluster_id = self._cluster_id()
             self.log_dir.open(self.broker_id, self.cluster_id)
+            # Before the registration: the operator then reads this broker's metadata here
+            # (none known yet) instead of asking a Kafka listener it does not have.
+            self._publish_metadata()
             self._register()
         except BaseException:
             self._zk.stop()
@@ -328,6 +335,8 @@ class DevBroker:
         if not answered:
             return
         self._status_changed()
+        if any(isinstance(r, UpdateMetadataResponse) for _, _, r in answered):
+            self._metadata_pending = True
         # Each answer and its dequeue in one transaction: a crash never answers twice or loses
         # one. The transactions are pipelined, in queue order.
         transactions: list[list[Create | Delete]] = []
@@ -576,6 +585,22 @@ class DevBroker:
         finally:
             self._lock.release()
 
+    def _publish_metadata(self) -> None:
+        """The metadata cache's leaders, where the operator reads what a client asking this
+        broker would be told (a dev broker has no Kafka listener); with the status, so a
+        burst of UpdateMetadata requests is one write."""
+        self._metadata_pending = False
+        path = metadata_path(self.broker_id)
+        data = encode_metadata_leaders(self.replica_manager.metadata.leaders())
+        try:
+            try:
+                self._zk.set(path, data)
+            except NoNodeError:
+                self._zk.create(path, data, makepath=True)
+        except (ZkConnectionError, NodeExistsError) as e:
+            self._metadata_pending = True  # written with the next status
+            log.warning("%sCannot publish the metadata at %s: %s", self._prefix, path, e)
+
     def _status_changed(self) -> None:
         """Requests changed what the status shows: the worker writes it once they pause."""
         now = time.monotonic()
@@ -595,6 +620,8 @@ class DevBroker:
     def _write_status_locked(self) -> None:
         began = time.monotonic()
         self._status_pending = False
+        if self._metadata_pending:
+            self._publish_metadata()
         status = self.replica_manager.to_json()
         try:
             logs = [f"{tp.topic}-{tp.partition}" for tp in self.log_dir.logs()]

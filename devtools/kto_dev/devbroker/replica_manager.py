@@ -127,6 +127,13 @@ class MetadataCache:
                 self.topic_ids.pop(topic, None)
         return deleted
 
+    def leaders(self) -> dict[str, dict[int, int]]:
+        """Each topic's partitions with their leaders, as a client asking this broker is told."""
+        found: dict[str, dict[int, int]] = {}
+        for tp, state in self.partitions.items():
+            found.setdefault(tp.topic, {})[tp.partition] = state.leader
+        return found
+
     def to_json(self) -> dict[str, object]:
         # Counts, not the partitions: the cache holds every partition of the cluster.
         return {

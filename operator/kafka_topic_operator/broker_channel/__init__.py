@@ -51,6 +51,10 @@ from kafka_topic_operator.broker_channel.messages import (
     UpdateMetadataResponse,
     error_response,
 )
+from kafka_topic_operator.broker_channel.metadata_leaders import (
+    decode_metadata_leaders,
+    encode_metadata_leaders,
+)
 from kafka_topic_operator.broker_channel.paths import (
     BROKER_CHANNELS_PATH,
     CONTROLLED_SHUTDOWN_PATH,
@@ -61,6 +65,7 @@ from kafka_topic_operator.broker_channel.paths import (
     broker_channel_path,
     channel_sequence,
     controlled_shutdown_path,
+    metadata_path,
     request_prefix,
     requests_path,
     response_prefix,
@@ -106,14 +111,17 @@ __all__ = [
     "channel_sequence",
     "controlled_shutdown_path",
     "decode_controlled_shutdown",
+    "decode_metadata_leaders",
     "decode_request",
     "decode_request_header",
     "decode_response",
     "encode_controlled_shutdown",
+    "encode_metadata_leaders",
     "encode_request",
     "encode_requests",
     "encode_response",
     "error_response",
+    "metadata_path",
     "pack",
     "request_prefix",
     "requests_path",

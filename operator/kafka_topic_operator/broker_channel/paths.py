@@ -40,6 +40,12 @@ def response_prefix(broker_id: int) -> str:
     return f"{responses_path(broker_id)}/{RESPONSE_PREFIX}"
 
 
+def metadata_path(broker_id: int) -> str:
+    """A dev broker's metadata leaders (`metadata_leaders`), written by the broker from before
+    it registers: a broker that has it is one without a Kafka listener."""
+    return f"{broker_channel_path(broker_id)}/metadata"
+
+
 def shutting_down_path(broker_id: int) -> str:
     return f"{SHUTTING_DOWN_PATH}/{broker_id}"
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -12,6 +13,7 @@ from kafka_topic_operator.process.argparsing import UsageError
 from kafka_topic_operator.rebalance.execution.admin_api import Interruption
 from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.topics.backend import Changed, StatusFollowing, TopicBackend
+from kafka_topic_operator.topics.status import Shown
 
 
 class NoClusterThere(UsageError):
@@ -73,6 +75,10 @@ class Cluster(Protocol):
 
     def snapshot(self, topics: Sequence[str] | None = None) -> ClusterSnapshot:
         """The brokers, the controller and the named topics (every topic for None)."""
+
+    def brokers_show(self, topic: str, snapshot: ClusterSnapshot) -> Future[Shown] | None:
+        """What the brokers' metadata shows of `topic`, which `snapshot` shows Ready; None
+        where `snapshot` was read from the brokers' metadata itself (KRaft)."""
 
     def rebalance_cluster(self, stop: Interruption) -> RebalanceCluster:
         """What a KafkaRebalance reads and writes; its waits end when `stop` is set."""

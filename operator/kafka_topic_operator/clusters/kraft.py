@@ -6,6 +6,7 @@ behind another's requests."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future
 
 from kafka_topic_operator.clusters.cluster import HealthCheck
 from kafka_topic_operator.kafka.errors import ClusterUnavailableError
@@ -22,6 +23,7 @@ from kafka_topic_operator.kafka_admin.metadata import MetadataClient
 from kafka_topic_operator.rebalance.execution.admin_api import AdminApiCluster, Interruption
 from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.topics.backend import Changed, StatusFollowing
+from kafka_topic_operator.topics.status import Shown
 
 CHECK_TIMEOUT = 1.0  # the health check's client: a read not answered in a second is an outage
 
@@ -93,6 +95,10 @@ class KRaftCluster:
 
     def rebalance_cluster(self, stop: Interruption) -> RebalanceCluster:
         return AdminApiCluster(self._backend, stop=stop)
+
+    def brokers_show(self, topic: str, snapshot: ClusterSnapshot) -> Future[Shown] | None:
+        del topic, snapshot  # read from the brokers' metadata: Ready is what a client sees
+        return None
 
     def close(self) -> None:
         for client in [self._backend, *self._others]:

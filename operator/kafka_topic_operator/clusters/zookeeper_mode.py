@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from concurrent.futures import Future
 
+from kafka_topic_operator.broker_channel.metadata_leaders import decode_metadata_leaders
+from kafka_topic_operator.broker_channel.paths import metadata_path
 from kafka_topic_operator.clusters.cluster import ConnectionListener, HealthCheck, NoClusterThere
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot
+from kafka_topic_operator.kafka_admin.brokers_metadata import BrokersMetadata
 from kafka_topic_operator.rebalance.execution.admin_api import Interruption
 from kafka_topic_operator.rebalance.execution.cluster import RebalanceCluster
 from kafka_topic_operator.rebalance.execution.zookeeper import ZooKeeperCluster
 from kafka_topic_operator.topics.backend import Changed, StatusFollowing
 from kafka_topic_operator.topics.follow import StatusFollower
+from kafka_topic_operator.topics.status import Shown
 from kafka_topic_operator.topics.zookeeper_backend import ZooKeeperBackend
 from kafka_topic_operator.zk.client import ZkClient, ZkConnectionError, is_connected_state
 from kafka_topic_operator.zk.snapshot_reader import read_cluster
@@ -28,6 +33,7 @@ class ZooKeeperModeCluster:
         """`zk`: started by the caller; `close` stops it."""
         self.zk = zk
         self._backend = ZooKeeperBackend(zk)
+        self._brokers_metadata = BrokersMetadata(self._published)
 
     @property
     def where(self) -> str:
@@ -71,11 +77,26 @@ class ZooKeeperModeCluster:
     def snapshot(self, topics: Sequence[str] | None = None) -> ClusterSnapshot:
         return read_cluster(self.zk, topics)
 
+    def brokers_show(self, topic: str, snapshot: ClusterSnapshot) -> Future[Shown] | None:
+        """Every registered broker is asked through its PLAINTEXT listener; a dev broker's
+        metadata is what it publishes (`_published`)."""
+        found = snapshot.topics.get(topic)
+        partitions = len(found.partitions) if found is not None else 0
+        return self._brokers_metadata.confirm(topic, partitions, snapshot.brokers)
+
+    def _published(self, broker: int) -> dict[str, dict[int, int]] | None:
+        """A dev broker's metadata as it published it (it publishes before it registers); None
+        for a broker that publishes none: a Kafka broker, to be asked on its listener."""
+        path = metadata_path(broker)
+        node = self.zk.get(path)
+        return None if node is None else decode_metadata_leaders(path, node.data)
+
     def rebalance_cluster(self, stop: Interruption) -> RebalanceCluster:
         del stop  # its waits are on watches, which the executor's own timeouts bound
         return ZooKeeperCluster(self.zk)
 
     def close(self) -> None:
+        self._brokers_metadata.close()
         self.zk.stop()
 
 

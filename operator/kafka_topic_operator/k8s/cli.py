@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
+GIL_SWITCH_INTERVAL = 0.001  # seconds (Python's default: 0.005)
 
 
 def _selector(text: str) -> dict[str, str]:
@@ -313,6 +314,10 @@ def _run_kopf(cluster: Cluster, args: argparse.Namespace) -> int:
     if args.peering is not None and priority is None:
         priority = random.SystemRandom().randint(1, 2**31 - 1)
         log.info("peering %s with priority %d", args.peering, priority)
+    # A thread waiting on the API or on Kafka takes the GIL back only at the next switch, while
+    # kopf's loop works through a burst of events: beside one busy thread, four status writers
+    # made 240 writes a second at Python's 5 ms, 600 at 1 ms.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     rt.start()
     try:
         kopf.run(

@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ from kafka_topic_operator.k8s.finalizer import (
     kopf_patcher,
 )
 from kafka_topic_operator.k8s.kubeclient import api_client
+from kafka_topic_operator.k8s.latest_resources import LatestResources
 from kafka_topic_operator.k8s.topic_locks import TopicLocks
 from kafka_topic_operator.k8s.waiting import waiting
 from kafka_topic_operator.kafka.errors import (
@@ -47,6 +49,8 @@ from kafka_topic_operator.topics.spec import parse_spec, topic_of
 from kafka_topic_operator.topics.status import (
     FOLLOWED_REASONS,
     Condition,
+    Shown,
+    as_brokers_show,
     followed_status,
     managed_topic,
     ready_condition,
@@ -90,6 +94,7 @@ class Runtime:
     follower: StatusFollowing = field(init=False)
     # Reconciles of drift (the follower's, the timer's) against the delete handler.
     topic_locks: TopicLocks = field(init=False, default_factory=TopicLocks)
+    resources: LatestResources = field(init=False, default_factory=LatestResources)
 
     def __post_init__(self) -> None:
         self.batcher = ReconcileBatcher(self.backend)
@@ -271,7 +276,10 @@ async def _reconcile(call: Call) -> None:
     except ReassignmentInProgressException as e:
         # Written, and not yet taken up by Kafka's controller (or someone else's): as waiting.
         raise waiting(str(e), delay=REASSIGNMENT_RETRY) from e
-    new, condition = _settled(rt, outcome, status, generation)
+    condition = _ready(outcome)
+    if (shown := _brokers_show(rt, outcome, condition)) is not None:
+        condition = as_brokers_show(condition, await asyncio.wrap_future(shown))
+    new = _settled(rt, outcome, status, generation, condition)
     if set_status(patch, status, new):
         for kind, reason, message in _announcements(outcome.step, condition):
             kopf.event(body, type=kind, reason=reason, message=message)
@@ -290,22 +298,41 @@ async def _reconcile(call: Call) -> None:
         raise waiting(condition.message, delay=BROKERS_RETRY)
 
 
+def _managed_name(step: Step) -> str | None:
+    """The topic a reconcile's resource manages (created, or adopted as it was): what later
+    passes treat as theirs (status.topicManaged); only its fields go into status."""
+    return step.desired.name if step.desired and step.plan.blocked is None else None
+
+
+def _ready(outcome: Outcome) -> Condition:
+    """The Ready condition of a reconcile's outcome, as the cluster's state shows it."""
+    step = outcome.step
+    return ready_condition(step.plan, outcome.snapshot, _managed_name(step), step.desired)
+
+
+def _brokers_show(rt: Runtime, outcome: Outcome, condition: Condition) -> Future[Shown] | None:
+    """For a topic Ready in its cluster's state, what the brokers' metadata shows of it, where
+    that state is not the brokers' own (ZooKeeper mode: the controller writes partition state
+    before it tells the brokers)."""
+    topic = _managed_name(outcome.step)
+    if condition.status != "True" or topic is None or outcome.snapshot is None:
+        return None
+    return rt.cluster.brokers_show(topic, outcome.snapshot)
+
+
 def _settled(
-    rt: Runtime, outcome: Outcome, status: Mapping[str, Any], generation: int
-) -> tuple[dict[str, Any], Condition]:
-    """The status a reconcile's outcome gives, and its Ready condition."""
+    rt: Runtime, outcome: Outcome, status: Mapping[str, Any], generation: int, condition: Condition
+) -> dict[str, Any]:
+    """The status a reconcile's outcome gives, with its Ready `condition`."""
     step, snapshot = outcome.step, outcome.snapshot
-    # A topic this resource manages (created, or adopted as it was) is what later passes treat
-    # as theirs (status.topicManaged), and only its fields go into status.
-    topic_name = step.desired.name if step.desired and step.plan.blocked is None else None
-    condition = ready_condition(step.plan, snapshot, topic_name, step.desired)
+    topic_name = _managed_name(step)
     named = step.desired.name if step.desired else status.get("topicName")
     managed = topic_name is not None or (named is not None and managed_topic(status) == named)
     new = topic_status(named, generation, condition, snapshot if managed else None, managed)
     if topic_name is not None:
         # From now on status follows what Kafka's controller does, from the zxid it was read at.
         rt.follower.follow(topic_name, since=outcome.zxid if snapshot is not None else None)
-    return new, condition
+    return new
 
 
 def _announcements(step: Step, condition: Condition) -> list[tuple[str, str, str]]:
@@ -463,40 +490,100 @@ def _status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str,
 
 def refresh_statuses(rt: Runtime, snapshot: ClusterSnapshot, topics: Iterable[str]) -> None:
     """The status follower's callback (in its thread): each topic's resource shows what
-    Kafka's controller did since its last reconcile."""
+    Kafka's controller did since its last reconcile. Written STATUS_WRITERS at a time: a
+    broker's going changes thousands."""
     import kubernetes
+
+    owned: list[tuple[str, tuple[str, str]]] = []
+    for topic in topics:
+        owner = rt.claims.owner(topic)
+        if owner is None:
+            rt.follower.unfollow(topic)
+        else:
+            owned.append((topic, owner))
+    if not owned:
+        return
+    with api_client(connections=STATUS_WRITERS) as client:
+        api: Any = kubernetes.client.CustomObjectsApi(client)
+
+        def refresh(item: tuple[str, tuple[str, str]]) -> None:
+            topic, (namespace, name) = item
+            _refresh_status(rt, client, api, snapshot, topic, namespace, name)
+
+        if len(owned) == 1:
+            refresh(owned[0])
+            return
+        with ThreadPoolExecutor(min(STATUS_WRITERS, len(owned)), "status-writer") as pool:
+            for _ in pool.map(refresh, owned):
+                pass  # a failure is raised here, once the others are done
+
+
+STATUS_WRITERS = 8
+
+
+def _refresh_status(
+    rt: Runtime,
+    client: Any,
+    api: Any,
+    snapshot: ClusterSnapshot,
+    topic: str,
+    namespace: str,
+    name: str,
+) -> None:
+    """One resource's status from `snapshot`: from the resource as the watch last delivered
+    it, or as read from the API where that copy was outdated or drift is to be reconciled
+    (what is done to Kafka is decided on the resource as it is now)."""
     from kubernetes.client.exceptions import ApiException
 
-    with api_client() as client:
-        api: Any = kubernetes.client.CustomObjectsApi(client)
-        for topic in topics:
-            owner = rt.claims.owner(topic)
-            if owner is None:
-                rt.follower.unfollow(topic)
-                continue
-            namespace, name = owner
-            try:
-                with rt.topic_locks(topic):  # the read and any write it leads to
-                    resource: dict[str, Any] = api.get_namespaced_custom_object(
-                        GROUP, VERSION, namespace, PLURAL, name
-                    )
-                    new = followed_status(name, resource, topic, snapshot)
-                    said: list[tuple[str, str, str]] = []
-                    if new is None and _drifted(resource, topic):
-                        new, said = _reconcile_drift(rt, name, resource, topic)
-                changes = None if new is None else _status_changes(resource["status"], new)
-                if new is not None and changes is not None:
-                    # Conditional on the version read: a reconcile that wrote meanwhile wins.
-                    version = resource["metadata"]["resourceVersion"]
-                    _patch_status(api, namespace, name, changes, version)
-                    metrics.STATES.record_status(f"{namespace}/{name}", new, resource["metadata"])
-                for kind, reason, message in said:  # a revert leaves status as it was
-                    events.post(client, resource, kind, reason, message)
-            except ApiException as e:
-                if e.status == 409:  # written meanwhile: read it again
-                    rt.follower.refresh(topic)
-                elif e.status != 404:
-                    raise
+    try:
+        with rt.topic_locks(topic):  # the read and any write it leads to
+            latest = rt.resources.get(namespace, name)
+            done = latest is not None and _follow(rt, api, snapshot, topic, latest, fresh=False)
+            if not done:
+                resource = api.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+                _follow(rt, api, snapshot, topic, resource, fresh=True, client=client)
+    except ApiException as e:
+        if e.status == 409:  # written meanwhile: read it again
+            rt.follower.refresh(topic)
+        elif e.status != 404:
+            raise
+
+
+def _follow(
+    rt: Runtime,
+    api: Any,
+    snapshot: ClusterSnapshot,
+    topic: str,
+    resource: Mapping[str, Any],
+    *,
+    fresh: bool,
+    client: Any = None,
+) -> bool:
+    """Writes `resource`'s status as `snapshot` shows it (conditionally on its version: a
+    reconcile that wrote meanwhile wins), or, on a `fresh` read, reconciles its drift; False
+    when a copy that is not `fresh` cannot serve: it was outdated, or drift is to be
+    reconciled."""
+    from kubernetes.client.exceptions import ApiException
+
+    meta = resource["metadata"]
+    new = followed_status(meta["name"], resource, topic, snapshot)
+    said: list[tuple[str, str, str]] = []
+    if new is None and _drifted(resource, topic):
+        if not fresh:
+            return False
+        new, said = _reconcile_drift(rt, meta["name"], resource, topic)
+    changes = None if new is None else _status_changes(resource["status"], new)
+    if new is not None and changes is not None:
+        try:
+            _patch_status(api, meta["namespace"], meta["name"], changes, meta["resourceVersion"])
+        except ApiException as e:
+            if e.status == 409 and not fresh:
+                return False  # the watch had not caught up yet
+            raise
+        metrics.STATES.record_status(f"{meta['namespace']}/{meta['name']}", new, meta)
+    for kind, reason, message in said:  # a revert leaves status as it was
+        events.post(client, resource, kind, reason, message)
+    return True
 
 
 def _drifted(resource: Mapping[str, Any], topic: str) -> bool:
@@ -535,7 +622,10 @@ def _reconcile_drift(
         # its own topics' znodes, so nothing would report this one again.
         _look_again_in(rt, topic, REASSIGNMENT_RETRY)
         return None, []
-    new, condition = _settled(rt, outcome, status, generation)
+    condition = _ready(outcome)
+    if (shown := _brokers_show(rt, outcome, condition)) is not None:
+        condition = as_brokers_show(condition, shown.result())
+    new = _settled(rt, outcome, status, generation, condition)
     said = _announcements(outcome.step, condition)
     if condition.reason == "Reconciling":
         _look_again_in(rt, topic, DRIFT_RECHECK)

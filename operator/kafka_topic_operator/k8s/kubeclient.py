@@ -11,12 +11,17 @@ _lock = threading.Lock()
 _loaded = False
 
 
-def api_client() -> Any:
-    """A new `kubernetes.client.ApiClient` with the configuration loaded once per process."""
+def api_client(connections: int | None = None) -> Any:
+    """A new `kubernetes.client.ApiClient` with the configuration loaded once per process;
+    `connections`: how many threads use it at once (the client keeps four by default)."""
     import kubernetes
 
     _load()
-    return kubernetes.client.ApiClient()
+    if connections is None:
+        return kubernetes.client.ApiClient()
+    configuration = kubernetes.client.Configuration.get_default_copy()
+    configuration.connection_pool_maxsize = connections
+    return kubernetes.client.ApiClient(configuration)
 
 
 def credentials_problem() -> str | None:

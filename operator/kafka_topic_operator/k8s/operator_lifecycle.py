@@ -73,15 +73,18 @@ async def cluster_answering(memo: kopf.Memo, **_: Any) -> str:
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
-async def track_claims(event: Mapping[str, Any], name: str, namespace: str | None,
+async def track_resources(event: Mapping[str, Any], name: str, namespace: str | None,
                        spec: Mapping[str, Any], meta: Mapping[str, Any],
                        labels: Mapping[str, str], memo: kopf.Memo,
                        **_: Any) -> None:  # fmt: skip
-    """Keeps the topic claims current. Async, so it runs inline on kopf's loop: a resource's
-    own claim is recorded before its reconcile handler runs. (kopf's indexes would do this too,
-    but they make every event wait on every other new object: quadratic in a burst.)"""
-    claims = runtime(memo).claims
+    """Keeps the topic claims and the latest resources current. Async, so it runs inline on
+    kopf's loop: a resource's own claim is recorded before its reconcile handler runs. (kopf's
+    indexes would do this too, but they make every event wait on every other new object:
+    quadratic in a burst.)"""
+    rt = runtime(memo)
     if event.get("type") == "DELETED" or not selected(labels, memo):
-        claims.release(namespace or "", name)
+        rt.claims.release(namespace or "", name)
+        rt.resources.saw(namespace or "", name, None)
     else:
-        claims.claim(claim_of(namespace, name, spec, meta))
+        rt.claims.claim(claim_of(namespace, name, spec, meta))
+        rt.resources.saw(namespace or "", name, event.get("object"))

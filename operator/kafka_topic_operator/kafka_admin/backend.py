@@ -114,15 +114,21 @@ class KafkaAdminBackend:
         *,
         list_topics: bool,
         expected: Expected | None = None,
+        configs: Mapping[str, Mapping[str, str]] | None = None,
     ) -> ClusterSnapshot:
         """Six requests whatever is asked: the quorum (the active controller), the brokers,
         the reassignments in progress before and after the topics' metadata (every topic's with
-        `list_topics`), and the topics' configs. A move this backend asked for or saw listed
-        that a broker does not yet show ended reads as in progress (`recent_moves`). `expected`
-        saves nothing here: Kafka answers each request in full."""
+        `list_topics`), and the topics' configs (but for those whose own configs are given in
+        `configs`, known already: describing configs is most of a read's cost). A move this
+        backend asked for or saw listed that a broker does not yet show ended reads as in
+        progress (`recent_moves`). `expected` saves nothing here: Kafka answers each request in
+        full."""
         del expected
         named = sorted(set(topics))
-        return self._call(lambda admin: self._read(admin, named, list_topics), idempotent=True)
+        known = dict(configs or {})
+        return self._call(
+            lambda admin: self._read(admin, named, list_topics, known), idempotent=True
+        )
 
     def topic_names(self) -> list[str]:
         return sorted(self._call(lambda admin: admin.list_topics(), idempotent=True))
@@ -525,15 +531,27 @@ class KafkaAdminBackend:
             with contextlib.suppress(Exception):
                 admin.close()
 
-    def _read(self, admin: Any, named: list[str], list_topics: bool) -> ClusterSnapshot:
+    def _read(
+        self,
+        admin: Any,
+        named: list[str],
+        list_topics: bool,
+        known: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> ClusterSnapshot:
         """The snapshot, numbered and remembered under the client's lock, so that positions
         follow the order this client's reads were made in."""
         position = self.reads.begin()
-        snapshot = self._snapshot(admin, named, list_topics)
+        snapshot = self._snapshot(admin, named, list_topics, known or {})
         self.reads.remember(position, snapshot, named)
         return snapshot
 
-    def _snapshot(self, admin: Any, named: list[str], list_topics: bool) -> ClusterSnapshot:
+    def _snapshot(
+        self,
+        admin: Any,
+        named: list[str],
+        list_topics: bool,
+        known: Mapping[str, Mapping[str, str]],
+    ) -> ClusterSnapshot:
         problems: list[str] = []
         try:
             quorum = admin.describe_metadata_quorum()
@@ -561,16 +579,17 @@ class KafkaAdminBackend:
         now = time.monotonic()
         self._moves.saw(listed_targets(reassignments), now)
         reassignments.update(self._moves.unfinished(described, reassignments, now))
-        configs = self._topic_configs(admin, present)
+        configs = self._topic_configs(admin, [t for t in present if t not in known])
         # A broker whose metadata lags the one that described the topics does not know a
         # topic just created: ask once more for those it gave nothing about.
-        if late := [t for t in present if not configs.get(t)]:
+        if late := [t for t in present if t not in known and not configs.get(t)]:
             configs.update(self._topic_configs(admin, late))
         return cluster_snapshot(
             cluster=cluster,
             topics=described,
             reassignments=reassignments,
             configs=configs,
+            own_configs=known,
             quorum=quorum,
             requested=named,
             listed=list_topics,

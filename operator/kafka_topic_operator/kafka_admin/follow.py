@@ -9,13 +9,17 @@ config, or the topic gone (it is unfollowed, and still reported: the callback re
 deleted behind the operator's back).
 
 - Every `broker_interval` seconds the live brokers are read (DescribeCluster); when they change,
-  every followed topic is read in full and reported, since each replica's state depends on them.
+  every followed topic with a replica on a broker that came or went is read (its replicas'
+  states depend on it; no other topic's status does).
 - A sweep reads every topic's partitions in one Metadata request (`MetadataSource.views`): every
   `interval` seconds, or less often where the sweep itself takes more than SWEEP_SHARE of a core
   (measured on this thread), so that a large cluster at rest costs little.
 - A config sweep reads the followed topics' own configs every `config_interval` seconds (the
   drift interval), or less often where it takes more than CONFIG_SHARE of a core (measured on
   the process: librdkafka decodes in threads of its own).
+- A read that a sweep or the brokers led to takes each topic's configs as last read (configs
+  change apart from partitions, and describing them is most of a read's cost); a topic followed
+  or refreshed, or whose configs the config sweep found changed, is read with its configs.
 
 The contract is `topics.follow.StatusFollower`'s: `follow(topic)` reports the topic at once,
 `follow(topic, since=position)` only if it changed after the caller's own read, `refresh(topic)`
@@ -49,6 +53,19 @@ CONFIG_INTERVAL = 60.0  # seconds between two config sweeps, at the least (the d
 SWEEP_SHARE = 0.01  # of a core: a sweep taking 50 ms is made every 5 s
 CONFIG_SHARE = 0.005
 READ_CHUNK = 500  # topics per full read, each chunk reported as it is read
+
+
+def touched_by(
+    brokers: Collection[int],
+    replicas: Mapping[str, frozenset[int]],
+    followed: Iterable[str],
+) -> set[str]:
+    """The followed topics whose status may differ once `brokers` came or went: those with a
+    replica on one of them, and those whose replicas are not known."""
+    if not brokers:
+        return set()  # the broker check's usual answer: no topic looked at (10,000 a second)
+    changed = frozenset(brokers)
+    return {t for t in followed if (r := replicas.get(t)) is None or not r.isdisjoint(changed)}
 
 
 def next_due(now: float, interval: float, cost: float, share: float) -> float:
@@ -128,8 +145,14 @@ class PolledBackend(Protocol):
     """The full read of topics (`KafkaAdminBackend`, on a client of its own)."""
 
     def read(
-        self, topics: Iterable[str], *, list_topics: bool, expected: Expected | None = None
-    ) -> ClusterSnapshot: ...
+        self,
+        topics: Iterable[str],
+        *,
+        list_topics: bool,
+        expected: Expected | None = None,
+        configs: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> ClusterSnapshot:
+        """`configs`: the own configs of some of `topics`, known already: not described."""
 
 
 class MetadataSource(Protocol):
@@ -151,6 +174,7 @@ class _Due:
 
     dirty: frozenset[str]
     quiet: Mapping[str, int]
+    touched: frozenset[str]  # on a broker that came or went: read, reported if changed
     brokers: bool
     sweep: bool
     configs: bool
@@ -188,9 +212,10 @@ class PollingStatusFollower:
         self._seen: dict[str, Hashable] = {}  # each followed topic as its last full read saw it
         self._configs: dict[str, Mapping[str, str]] = {}  # its own configs in that read
         self._views: dict[str, Hashable] = {}  # its cheap view when it was last read in full
-        self._brokers: frozenset[int] | None = None  # the live brokers of the last full read
-        self._live: frozenset[int] | None = None  # the live brokers of the last broker check
-        self._report_all = False  # the brokers changed: read and report every followed topic
+        self._replicas: dict[str, frozenset[int]] = {}  # its brokers in that read
+        # The live brokers as last seen, by a broker check or a full read (both DescribeCluster).
+        self._live: frozenset[int] | None = None
+        self._came_or_went: set[int] = set()  # brokers whose topics the next pass reads
         now = time.monotonic()
         self._next_sweep = now
         self._next_brokers = now
@@ -248,6 +273,7 @@ class PollingStatusFollower:
         self._seen.pop(topic, None)
         self._configs.pop(topic, None)
         self._views.pop(topic, None)
+        self._replicas.pop(topic, None)
 
     @property
     def followed(self) -> frozenset[str]:
@@ -267,8 +293,8 @@ class PollingStatusFollower:
                     return None
                 now = time.monotonic()
                 brokers = now >= self._next_brokers
-                # Every topic is read when the brokers changed: its view taken first, too.
-                sweep = now >= self._next_sweep or self._report_all
+                # The topics the brokers' change touched are read with their views taken first.
+                sweep = now >= self._next_sweep or bool(self._came_or_went)
                 configs = now >= self._next_configs
                 if brokers or sweep or configs or self._dirty:
                     break
@@ -276,18 +302,19 @@ class PollingStatusFollower:
                                 - now)  # fmt: skip
             if brokers:
                 self._next_brokers = now + self._broker_interval
-            dirty = frozenset(self._followed if self._report_all else self._dirty)
+            dirty = frozenset(self._dirty)
+            touched = touched_by(self._came_or_went, self._replicas, self._followed) - dirty
             quiet: dict[str, int] = {}
             if sweep:
                 quiet = {t: s for t, s in self._quiet.items() if t not in dirty}
                 self._quiet.clear()
             self._dirty.clear()
-            self._report_all = False
-            return _Due(dirty, quiet, brokers, sweep, configs)
+            self._came_or_went.clear()
+            return _Due(dirty, quiet, frozenset(touched - quiet.keys()), brokers, sweep, configs)
 
     def _loop(self) -> None:
         while (due := self._take()) is not None:
-            read: set[str] = set(due.dirty) | set(due.quiet)
+            read: set[str] = set(due.dirty) | set(due.quiet) | due.touched
             try:
                 self._pass(due, read)
             except Exception as e:
@@ -321,15 +348,20 @@ class PollingStatusFollower:
             followed = sorted(self._followed)
         views = self._sweep(followed, read) if due.sweep else None
         if due.brokers:
-            live = self._source.live_brokers()
-            if self._live is not None and live != self._live:
-                with self._lock:
-                    self._report_all = True  # the next pass, at once
-                    self._lock.notify_all()
-            self._live = live
+            self._saw_brokers(self._source.live_brokers())
+        described = set(due.dirty) | set(due.quiet)  # read with their configs
         if due.configs:
-            self._config_sweep(followed, read)
-        self._read(sorted(read), due.dirty, due.quiet, views)
+            described |= self._config_sweep(followed, read)
+        self._read(sorted(read), due.dirty, due.quiet, views, described)
+
+    def _saw_brokers(self, live: frozenset[int]) -> None:
+        """Where the live brokers differ from those last seen, the next pass, at once, reads
+        the topics with a replica on a broker that came or went."""
+        with self._lock:
+            if self._live is not None and live != self._live:
+                self._came_or_went.update(live ^ self._live)
+                self._lock.notify_all()
+            self._live = live
 
     def _sweep(self, followed: Sequence[str], read: set[str]) -> Mapping[str, Hashable]:
         began = time.thread_time()
@@ -344,18 +376,21 @@ class PollingStatusFollower:
             self._next_sweep = next_due(time.monotonic(), self._interval, cost, SWEEP_SHARE)
         return views
 
-    def _config_sweep(self, followed: Sequence[str], read: set[str]) -> None:
+    def _config_sweep(self, followed: Sequence[str], read: set[str]) -> set[str]:
+        """The topics whose own configs changed (added to `read` too)."""
         began = time.process_time()
         configs = self._source.configs(followed)
         with self._lock:
-            read.update(
+            changed = {
                 t for t, config in configs.items()
                 if config is not None and t in self._configs and config != self._configs[t]
-            )  # fmt: skip
+            }  # fmt: skip
+            read.update(changed)
             cost = time.process_time() - began
             self._next_configs = next_due(
                 time.monotonic(), self._config_interval, cost, CONFIG_SHARE
             )
+        return changed
 
     def _read(
         self,
@@ -363,11 +398,17 @@ class PollingStatusFollower:
         dirty: Collection[str],
         quiet: Mapping[str, int],
         views: Mapping[str, Hashable] | None,
+        described: Collection[str],
     ) -> None:
-        """The full reads of `topics`, READ_CHUNK at a time, each chunk reported as it is read."""
+        """The full reads of `topics`, READ_CHUNK at a time, each chunk reported as it is read;
+        the configs of those not `described` as last read."""
         for start in range(0, len(topics), READ_CHUNK):
             chunk = topics[start : start + READ_CHUNK]
-            self._report(set(chunk), dirty, {t: quiet[t] for t in chunk if t in quiet}, views)
+            with self._lock:
+                known = {t: self._configs[t] for t in chunk
+                         if t not in described and t in self._configs}  # fmt: skip
+            quiet_here = {t: quiet[t] for t in chunk if t in quiet}
+            self._report(set(chunk), dirty, quiet_here, views, known)
 
     def _report(
         self,
@@ -375,10 +416,11 @@ class PollingStatusFollower:
         dirty: Collection[str],
         quiet: Mapping[str, int],
         views: Mapping[str, Hashable] | None,
+        known: Mapping[str, Mapping[str, str]],
     ) -> None:
         # Before this pass's own read, which the backend remembers too.
         baselines = {t: self._reads.baseline(t, since) for t, since in quiet.items()}
-        snapshot = self._backend.read(sorted(topics), list_topics=False)
+        snapshot = self._backend.read(sorted(topics), list_topics=False, configs=known)
         gone = [t for t in topics if t not in snapshot.topics and t not in snapshot.unreadable]
         if gone:
             # Each read may reach another broker, and one whose metadata lags the controller's
@@ -391,15 +433,9 @@ class PollingStatusFollower:
                 problems=(*snapshot.problems, *again.problems),
                 topic_names=snapshot.topic_names | again.topic_names,
             )
-        brokers = snapshot.live_brokers
+        self._saw_brokers(snapshot.live_brokers)  # this read may see a change first
         reported: list[str] = []
         with self._lock:
-            brokers_changed = self._brokers is not None and brokers != self._brokers
-            self._brokers = brokers
-            if brokers_changed:
-                # Every followed topic's replica states changed: a pass that reads them all.
-                self._report_all = True
-                self._lock.notify_all()
             for topic in sorted(topics):
                 if topic not in self._followed:
                     continue  # unfollowed during the read
@@ -418,10 +454,13 @@ class PollingStatusFollower:
                 found = snapshot.topics.get(topic)
                 if found is not None:
                     self._configs[topic] = found.config
+                    self._replicas[topic] = frozenset(
+                        r for p in found.partitions.values() for r in p.replicas
+                    )
                 if views is not None:
                     # The view read before this read: a change since shows in the next sweep.
                     self._views[topic] = views.get(topic, _ABSENT)
-                if topic in dirty or brokers_changed or fingerprint != previous:
+                if topic in dirty or fingerprint != previous:
                     reported.append(topic)
         if reported:
             self._changed(snapshot, reported)

@@ -184,6 +184,7 @@ def cluster_snapshot(
     topics: Iterable[Mapping[str, Any]],
     reassignments: Reassignments,
     configs: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    own_configs: Mapping[str, Mapping[str, str]] | None = None,
     quorum: Mapping[str, Any] | None = None,
     requested: Collection[str] | None = None,
     listed: bool = False,
@@ -193,9 +194,10 @@ def cluster_snapshot(
     """The snapshot of the named topics (`requested`; None: every topic in `topics`).
 
     `topics` are describe_topics()' entries, for every topic when `listed` (then `topic_names`
-    holds every name); `configs` describe_configs()' entries per topic. A topic Kafka answers
-    about with an error other than "unknown", or without its configs, is left out and reported
-    in `unreadable` (with `problems`, the caller's own, in `problems`)."""
+    holds every name); `configs` describe_configs()' entries per topic, or, in `own_configs`,
+    a topic's own configs known already. A topic Kafka answers about with an error other than
+    "unknown", or without its configs, is left out and reported in `unreadable` (with
+    `problems`, the caller's own, in `problems`)."""
     wanted = None if requested is None else set(requested)
     pending = _reassignments_by_partition(reassignments)
     found: dict[str, TopicSnapshot] = {}
@@ -213,8 +215,9 @@ def cluster_snapshot(
         if error != 0:
             unreadable[name] = (f"Kafka answers error {error} about topic '{name}'",)
             continue
+        own = (own_configs or {}).get(name)
         entries = configs.get(name)
-        if not entries:
+        if own is None and not entries:
             # describe_configs lists every config of a topic it knows, defaults included.
             unreadable[name] = (f"Kafka gives no configs for topic '{name}' (deleted meanwhile?)",)
             continue
@@ -228,7 +231,7 @@ def cluster_snapshot(
             name=name,
             topic_id=kafka_topic_id(topic.get("topic_id")),
             partitions=dict(sorted(partitions.items())),
-            config=dynamic_topic_config(entries),
+            config=dict(own) if own is not None else dynamic_topic_config(entries or {}),
         )
     controller_id, controller_epoch = quorum_leader(quorum)
     targets = {tp: _assignment(r).target_replicas for tp, r in sorted(pending.items())}

@@ -10,7 +10,7 @@ own are in its memory.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
@@ -143,6 +143,28 @@ def ready_condition(
     if offline:
         return Condition("False", "PartitionsOffline", f"{offline} partitions have no live leader")
     return Condition("True", "Created", "The topic is as declared")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What the brokers' metadata shows of a topic: `waiting` names what is not yet led there
+    (None: every partition is, on every live broker), `unchecked` why some could not be asked."""
+
+    waiting: str | None = None
+    unchecked: str | None = None
+
+
+def as_brokers_show(condition: Condition, shown: Shown) -> Condition:
+    """A Ready condition read from a ZooKeeper-mode cluster's state, as the brokers' metadata
+    shows the topic: Reconciling while a broker does not have every partition led, and saying
+    what could not be checked rather than claiming it."""
+    if shown.waiting is not None:
+        return Condition("False", "Reconciling", f"Waiting for the brokers' metadata: "
+                         f"{shown.waiting}")  # fmt: skip
+    if shown.unchecked is not None:
+        return replace(condition, message=f"{condition.message} (the brokers' metadata not "
+                       f"checked: {shown.unchecked})")  # fmt: skip
+    return condition
 
 
 def settled_reason(resource: Mapping[str, Any], topic: str) -> str | None:
