@@ -275,7 +275,10 @@ def raw_creation(kind: str, work: Path, topics: int, partitions: int) -> float:
     probe sees every partition led; seconds from the first request."""
     cluster = zookeeper_kafka if kind == "zookeeper" else kraft_kafka
     with cluster(work / f"{kind}-raw") as (bootstrap, _):
-        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        # A ZooKeeper-mode broker answers CreateTopics once the znodes are written, which under
+        # this load can take longer than librdkafka's 60 s socket timeout.
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0,
+                             "socket.timeout.ms": int(DEADLINE * 1000)})  # fmt: skip
         new = [NewTopic(f"topic-{i}", partitions, REPLICAS) for i in range(topics)]
         began = time.monotonic()
         probe = MetadataProbe(bootstrap, topics, partitions, began)
@@ -287,7 +290,8 @@ def raw_creation(kind: str, work: Path, topics: int, partitions: int) -> float:
                                                   request_timeout=DEADLINE).values()
             ]  # fmt: skip
             for future in futures:
-                future.result()
+                with contextlib.suppress(KafkaException):  # an answer lost: the probe decides
+                    future.result()
         finally:
             probe.finish(DEADLINE)
         if probe.led is None:
