@@ -315,8 +315,8 @@ def _run_kopf(cluster: Cluster, args: argparse.Namespace) -> int:
         priority = random.SystemRandom().randint(1, 2**31 - 1)
         log.info("peering %s with priority %d", args.peering, priority)
     # A thread waiting on the API or on Kafka takes the GIL back only at the next switch, while
-    # kopf's loop works through a burst of events: beside one busy thread, four status writers
-    # made 240 writes a second at Python's 5 ms, 600 at 1 ms.
+    # kopf's loop works through a burst of events: the status writers, each waiting on a socket
+    # several times a write, waited mostly for the GIL at Python's 5 ms.
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     rt.start()
     try:
