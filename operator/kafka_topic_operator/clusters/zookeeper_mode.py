@@ -33,6 +33,8 @@ class ZooKeeperModeCluster:
         """`zk`: started by the caller; `close` stops it."""
         self.zk = zk
         self._backend = ZooKeeperBackend(zk)
+        # Each dev broker's published metadata as last decoded, by the znode's (czxid, version).
+        self._published_leaders: dict[int, tuple[tuple[int, int], dict[str, dict[int, int]]]] = {}
         self._brokers_metadata = BrokersMetadata(self._published)
 
     @property
@@ -89,7 +91,14 @@ class ZooKeeperModeCluster:
         for a broker that publishes none: a Kafka broker, to be asked on its listener."""
         path = metadata_path(broker)
         node = self.zk.get(path)
-        return None if node is None else decode_metadata_leaders(path, node.data)
+        if node is None:
+            return None
+        # Asked every round while topics wait; decoded again only when the broker wrote again.
+        known = self._published_leaders.get(broker)
+        if known is None or known[0] != (node.czxid, node.version):
+            known = (node.czxid, node.version), decode_metadata_leaders(path, node.data)
+            self._published_leaders[broker] = known
+        return known[1]
 
     def rebalance_cluster(self, stop: Interruption) -> RebalanceCluster:
         del stop  # its waits are on watches, which the executor's own timeouts bound
