@@ -192,3 +192,21 @@ def test_the_follower_decides_drift_on_the_resource_as_it_is_not_on_the_watchs_c
     rt.resources.saw("default", "orders", now)
     follower_pass(rt, now)
     assert not rt.backend.topic_exists("orders")
+
+
+def test_a_watch_copy_from_before_the_reconciles_status_does_not_hide_drift(
+    emulator: ApiServer, rt: handlers.Runtime
+) -> None:
+    """The watch's copy may still be the one from before the reconcile wrote Ready: that copy
+    says the topic is not the follower's to report, which the resource as it is now denies."""
+    from kubernetes import client
+
+    install_crd("kafkatopics.yaml")
+    api = client.CustomObjectsApi()
+    resource = settled_resource(api)
+    meta = resource["metadata"]
+    rt.claims.claim(Claim(meta["creationTimestamp"], "default", "orders", "orders"))
+    before_status = {key: value for key, value in resource.items() if key != "status"}
+    rt.resources.saw("default", "orders", before_status)
+    follower_pass(rt, resource)  # the topic was deleted by hand: drift, created again
+    assert rt.backend.topic_exists("orders")

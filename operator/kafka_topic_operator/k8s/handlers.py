@@ -561,18 +561,20 @@ def _follow(
 ) -> bool:
     """Writes `resource`'s status as `snapshot` shows it (conditionally on its version: a
     reconcile that wrote meanwhile wins), or, on a `fresh` read, reconciles its drift; False
-    when a copy that is not `fresh` cannot serve: it was outdated, or drift is to be
-    reconciled."""
+    when a copy that is not `fresh` cannot serve. Such a copy serves only for a write, whose
+    version check tells whether it was outdated: that it needs no write, or that the topic is
+    not its to follow, may be what an outdated copy says (one from before its reconcile wrote
+    status) and is decided on the resource as it is now."""
     from kubernetes.client.exceptions import ApiException
 
     meta = resource["metadata"]
     new = followed_status(meta["name"], resource, topic, snapshot)
     said: list[tuple[str, str, str]] = []
-    if new is None and _drifted(resource, topic):
-        if not fresh:
-            return False
+    if new is None and _drifted(resource, topic) and fresh:
         new, said = _reconcile_drift(rt, meta["name"], resource, topic)
     changes = None if new is None else _status_changes(resource["status"], new)
+    if changes is None and not fresh:
+        return False
     if new is not None and changes is not None:
         try:
             _patch_status(api, meta["namespace"], meta["name"], changes, meta["resourceVersion"])
