@@ -110,6 +110,12 @@ class FlakyLogDir(LogDir):
         return super().delete_log(partition)
 
 
+def assignment(cluster: Cluster, topic: str) -> dict[int, tuple[int, ...]]:
+    node = cluster.zk.get(znodes.topic_path(topic))
+    assert node is not None
+    return {p: a.replicas for p, a in znodes.decode_topic(node.path, node.data).partitions.items()}
+
+
 class Cluster:
     SESSION_TIMEOUT = 4.0
 

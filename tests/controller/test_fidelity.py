@@ -11,13 +11,14 @@ from kto_testing import eventually
 from kafka_topic_operator import broker_channel as bc
 from kafka_topic_operator.controller import config_changes
 from kafka_topic_operator.controller import events as ev
+from kafka_topic_operator.controller.kafka_controller import KafkaController
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
 from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
 from kafka_topic_operator.kafka.states import PartitionAndReplica, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import admin, znodes
 
-from .conftest import Bare, Cluster
+from .conftest import Bare, Cluster, assignment
 
 pytestmark = pytest.mark.zookeeper
 
@@ -651,3 +652,48 @@ def test_an_unreadable_new_topic_is_reported_once_and_loaded_when_fixed(
     # Fixed: its partitions are created as a new topic's.
     cluster.zk.set(znodes.topic_path("junk"), znodes.encode_topic({0: ReplicaAssignment((0,))}))
     cluster.wait_online("junk", 1)
+
+
+# ---- /admin/reassign_partitions: one watch, spent by someone else's deletion -------------------
+# PartitionReassignmentHandler overrides handleCreation only; ZooKeeperClient sets a watch on
+# every exists/getData of a path with a registered handler (shouldWatch), so the watch comes
+# back when the controller next reads the znode (removePartitionFromReassigningPartitions) or
+# fails over (initializePartitionReassignments).
+
+
+def _seen_by_the_controller(cluster: Cluster, controller: KafkaController, topic: str) -> None:
+    """Creates `topic` and waits until the controller knows it: its watch events come in order,
+    so whatever the controller was told before has been handled."""
+    admin.create_topic_with_assignment(cluster.zk, topic, {0: [0]})
+    eventually(lambda: topic in controller.ctx.all_topics, f"the controller to see {topic}")
+
+
+def test_a_request_written_again_after_an_outside_deletion_waits_for_the_controllers_next_read(
+    cluster: Cluster,
+) -> None:
+    for broker in (0, 1):
+        cluster.start_broker(broker)
+    controller = cluster.start_controller()
+    admin.create_topic_with_assignment(cluster.zk, "t", {0: [0, 1]})
+    admin.create_topic_with_assignment(cluster.zk, "u", {0: [0, 1]})
+    cluster.wait_online("t", 1)
+    cluster.wait_online("u", 1)
+    admin.reassign_partitions(cluster.zk, {T0: [0, 2]})  # broker 2 is not there yet
+    eventually(lambda: T0 in controller.ctx.partitions_being_reassigned, "the move started")
+    cluster.zk.delete(znodes.REASSIGN_PARTITIONS_PATH)  # by hand: the watch is spent
+    _seen_by_the_controller(cluster, controller, "marker-0")
+    admin.reassign_partitions(cluster.zk, {TopicPartition("u", 0): [1, 0]})
+    _seen_by_the_controller(cluster, controller, "marker-1")
+    assert assignment(cluster, "u") == {0: (0, 1)}
+    # t-0 finishes: the controller reads the request (the watch is set again) and rewrites it
+    # unchanged (which spends it again), as Kafka does.
+    cluster.start_broker(2)
+    eventually(lambda: assignment(cluster, "t") == {0: (0, 2)}, "t-0 moved")
+    eventually(lambda: not controller.ctx.partitions_being_reassigned, "the move finished")
+    _seen_by_the_controller(cluster, controller, "marker-2")
+    assert assignment(cluster, "u") == {0: (0, 1)}
+    assert cluster.zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+    # A failover takes it up.
+    cluster.zk.delete(znodes.CONTROLLER_PATH)
+    eventually(lambda: assignment(cluster, "u") == {0: (1, 0)}, "u-0 reassigned at failover")
+    cluster.wait_gone(znodes.REASSIGN_PARTITIONS_PATH)

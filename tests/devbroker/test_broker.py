@@ -21,6 +21,10 @@ from kafka_topic_operator.broker_channel import (
     StopReplicaRequest,
     StopReplicaResponse,
     UpdateMetadataRequest,
+    decode_fetching,
+    encode_fetching,
+    fetching_path,
+    fetching_root,
 )
 from kafka_topic_operator.kafka.brokers import BrokerInfo, EndPoint, SecurityProtocol
 from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
@@ -315,6 +319,25 @@ def register_follower(zk: ZkClient, broker_id: int = 2) -> None:
     zk.create(znodes.broker_path(broker_id), znodes.encode_broker(info), ephemeral=True)
 
 
+def follow(zk: ZkClient, leader_epoch: int, follower: int = 2, leader: int = 1) -> None:
+    """What a follower publishes once a LeaderAndIsr made it one: t-0 at `leader_epoch`."""
+    path = fetching_path(follower, leader)
+    data = encode_fetching({T0.topic: {T0.partition: leader_epoch}})
+    if zk.exists(path):
+        zk.set(path, data)
+    else:
+        zk.create(path, data, makepath=True)
+
+
+def passes_over(controller: PlayedController) -> None:
+    """One worker pass answers the queue, then looks at the live brokers and what they follow
+    (changed before these requests were sent); the answer to a second request proves that pass
+    is over."""
+    for correlation_id in (2, 3):
+        request = UpdateMetadataRequest(0, 1, -1, (), correlation_id=correlation_id)
+        assert controller.call(1, request).error == "NONE"
+
+
 def isr_notifications(zk: ZkClient) -> list[frozenset[TopicPartition]]:
     names = zk.children(znodes.ISR_CHANGE_NOTIFICATION_PATH) or []
     nodes = zk.get_many(f"{znodes.ISR_CHANGE_NOTIFICATION_PATH}/{n}" for n in names)
@@ -331,6 +354,10 @@ def test_a_leader_adds_a_follower_that_comes_alive(
     assert isr_notifications(zk) == []
 
     register_follower(zk, 2)
+    follow(zk, leader_epoch=2)  # an older leader epoch: its fetches would be fenced
+    passes_over(controller)
+    assert read_state(zk).leader_and_isr.isr == (1,)
+    follow(zk, leader_epoch=3)
     waiter.children(znodes.ISR_CHANGE_NOTIFICATION_PATH, lambda names: len(names) == 1)
     assert isr_notifications(zk) == [frozenset({T0})]
     written = read_state(zk)
@@ -346,6 +373,7 @@ def test_a_follower_alive_from_the_start_joins_at_once(
     start_broker: StartBroker, controller: PlayedController, zk: ZkClient, waiter: Waiter
 ) -> None:
     register_follower(zk, 2)
+    follow(zk, leader_epoch=0)
     start_broker(1)
     write_state(zk, isr=(1,))
     controller.call(1, lai(1, state(0, replicas=(1, 2, 3))))
@@ -361,8 +389,30 @@ def test_a_moved_partition_epoch_is_reread_and_retried(
     controller.call(1, lai(1, state(0, leader_epoch=2, replicas=(1, 2), partition_epoch=0)))
     write_state(zk, isr=(1,), leader_epoch=2)  # zkVersion 1: the broker still expects 0
     register_follower(zk, 2)
+    follow(zk, leader_epoch=2)
     waiter.children(znodes.ISR_CHANGE_NOTIFICATION_PATH, lambda names: len(names) == 1)
     assert read_state(zk).leader_and_isr == LeaderAndIsr(1, (1, 2), 2, partition_epoch=2)
+
+
+def test_a_follower_publishes_what_it_follows_from_each_leader(
+    start_broker: StartBroker, controller: PlayedController, zk: ZkClient
+) -> None:
+    stale = fetching_path(1, 3)  # from an earlier run of broker 1
+    zk.create(stale, encode_fetching({"t": {5: 1}}), makepath=True)
+    start_broker(1)
+    assert zk.children(fetching_root(1)) == []  # before it registered
+    followed = state(0, leader=2, leader_epoch=4, isr=(2, 1), replicas=(2, 1))
+    led = state(1, leader=1, replicas=(1, 2))
+    assert controller.call(1, lai(1, followed, led)).error == "NONE"
+    node = zk.get(fetching_path(1, 2))
+    assert node is not None and decode_fetching(node.path, node.data) == {"t": {0: 4}}
+    # Led now: followed from broker 2 no more.
+    assert (
+        controller.call(1, lai(2, state(0, leader=1, leader_epoch=5, replicas=(2, 1)))).error
+        == "NONE"
+    )
+    node = zk.get(fetching_path(1, 2))
+    assert node is not None and decode_fetching(node.path, node.data) == {}
 
 
 def test_no_write_once_the_leader_epoch_moved(
@@ -373,11 +423,8 @@ def test_no_write_once_the_leader_epoch_moved(
     controller.call(1, lai(1, state(0, leader_epoch=2, replicas=(1, 2), partition_epoch=0)))
     write_state(zk, isr=(1,), leader_epoch=3)  # a new leadership decision the broker has not seen
     register_follower(zk, 2)
-    # One worker pass answers the queue, then looks at the live brokers (which by then include
-    # broker 2); the answer to a second request proves that pass is over.
-    for correlation_id in (2, 3):
-        request = UpdateMetadataRequest(0, 1, -1, (), correlation_id=correlation_id)
-        assert controller.call(1, request).error == "NONE"
+    follow(zk, leader_epoch=2)
+    passes_over(controller)
     assert read_state(zk).leader_and_isr == LeaderAndIsr(1, (1,), 3, partition_epoch=1)
     assert isr_notifications(zk) == []
     assert broker.replica_manager.partitions[T0].isr == (1,)

@@ -232,7 +232,7 @@ def test_stop_replica_without_delete_only_stops_replicating(rm: ReplicaManager) 
     response = rm.handle(stop(StopReplicaPartitionState("t", 0, 3, False)))
     assert errors(response) == {T0: "NONE"}
     assert rm.partitions[T0].role is Role.STOPPED and rm.log_dir.has_log(T0)
-    assert rm.isr_expansions([1, 2]) == []
+    assert rm.isr_expansions([1, 2], {2: {T0: 2}}) == []
 
 
 def test_stop_replica_checks_the_leader_epoch_unless_deleting(rm: ReplicaManager) -> None:
@@ -351,23 +351,44 @@ def test_update_metadata_replaces_brokers_and_drops_deleted_partitions(rm: Repli
     assert rm.metadata.to_json()["topics"] == 0
 
 
-def test_a_leader_owes_isr_expansions_for_live_assigned_replicas(rm: ReplicaManager) -> None:
+def test_a_leader_owes_isr_expansions_for_live_assigned_replicas_following_it(
+    rm: ReplicaManager,
+) -> None:
     rm.handle(
         leader_and_isr(
             LeaderAndIsrPartitionState(
                 "t", 0, 3, 1, 4, (1,), 9, (1, 2, 3), leader_recovery_state=LeaderRecoveryState(1)
             ),
             lai_state(T1, leader=2, replicas=(2, 1), isr=(2,)),
+            controller_epoch=5,
         )
     )
-    assert rm.isr_expansions([1]) == []
-    (expansion,) = rm.isr_expansions([1, 3, 4])
+    following = {2: {T0: 4}, 3: {T0: 4}, 4: {T0: 4}}
+    assert rm.isr_expansions([1], following) == []
+    # Broker 2 is alive but follows nothing yet, or at an older leader epoch: not in sync.
+    assert rm.isr_expansions([1, 2], {}) == []
+    assert rm.isr_expansions([1, 2], {2: {T0: 3}}) == []
+    (expansion,) = rm.isr_expansions([1, 3, 4], following)
     assert expansion.topic_partition == T0 and expansion.added == (3,)
     lai = expansion.state.leader_and_isr
     # Partition.expandIsr: the same leader and leader epoch, RECOVERED, the known zkVersion.
     assert (lai.leader, lai.isr, lai.leader_epoch, lai.partition_epoch) == (1, (1, 3), 4, 9)
     assert lai.leader_recovery_state is LeaderRecoveryState.RECOVERED
-    assert expansion.state.controller_epoch == 3
+    # Written with the current controller's epoch, as its AlterPartition write is, not the
+    # epoch of the controller that made the partition's state.
+    assert expansion.state.controller_epoch == 5
     rm.isr_updated(T0, (1, 3), 10)
-    assert rm.isr_expansions([1, 3]) == []
+    assert rm.isr_expansions([1, 3], following) == []
     assert rm.partitions[T0].partition_epoch == 10
+
+
+def test_what_a_broker_follows_is_listed_by_leader(rm: ReplicaManager) -> None:
+    rm.handle(
+        leader_and_isr(
+            lai_state(T0, leader=2, leader_epoch=7, replicas=(2, 1), isr=(2, 1)),
+            lai_state(T1, leader=1, replicas=(1, 2)),
+            lai_state(TopicPartition("u", 3), leader=2, leader_epoch=1, replicas=(1, 2)),
+            topic_ids={"t": TOPIC_ID, "u": TOPIC_ID},
+        )
+    )
+    assert rm.following() == {2: {"t": {0: 7}, "u": {3: 1}}}

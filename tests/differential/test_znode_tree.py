@@ -80,20 +80,31 @@ def _difference(path: str = STATE, field: str | None = "isr", step: str = "s") -
 
 def test_the_allow_list_explains_by_path_glob_field_and_step() -> None:
     allowed = [
-        Allowed("isr", "/brokers/topics/*/partitions/*/state", "isr", ("s",), "why"),
-        Allowed("whole", "/feature", None, (), "why"),
-        Allowed("never", "/nothing", "*", (), "why"),
+        Allowed("isr", ("/brokers/topics/*/partitions/*/state",), "isr", ("s",), "why"),
+        Allowed("whole", ("/feature", "/cluster/id"), None, (), "why"),
+        Allowed("never", ("/nothing",), "*", (), "why"),
     ]
     found = [
         _difference(),
         _difference(step="other"),
         _difference(field="leader"),
         _difference("/feature", None),
+        _difference("/cluster/id", None),
     ]
     verdict = judge(found, allowed)
     assert verdict.unexplained == [_difference(step="other"), _difference(field="leader")]
-    assert verdict.explained == {"isr": [_difference()], "whole": [_difference("/feature", None)]}
+    assert verdict.explained == {
+        "isr": [_difference()],
+        "whole": [_difference("/feature", None), _difference("/cluster/id", None)],
+    }
     assert [a.id for a in verdict.unused] == ["never"]
+
+
+def test_an_allow_list_entry_may_name_several_paths(tmp_path: Path) -> None:
+    doc = tmp_path / "fidelity.md"
+    doc.write_text("```yaml differential-allow\n- {id: a, path: [/x, /y/*], reason: r}\n```\n")
+    [entry] = load_allow_list(doc)
+    assert entry.paths == ("/x", "/y/*")
 
 
 def test_fidelity_md_holds_a_well_formed_allow_list() -> None:

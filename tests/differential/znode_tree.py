@@ -162,11 +162,11 @@ ALLOW_FENCE = "```yaml differential-allow"
 
 @dataclass(frozen=True)
 class Allowed:
-    """A documented difference: znodes matching `path` (a glob), `field` of them (or the whole
-    znode when None, any field when "*"), in the steps listed (all steps when empty)."""
+    """A documented difference: znodes matching one of `paths` (globs), `field` of them (or the
+    whole znode when None, any field when "*"), in the steps listed (all steps when empty)."""
 
     id: str
-    path: str
+    paths: tuple[str, ...]
     field: str | None
     steps: tuple[str, ...]
     reason: str
@@ -174,7 +174,7 @@ class Allowed:
     def matches(self, difference: Difference) -> bool:
         if self.steps and difference.step not in self.steps:
             return False
-        if not fnmatch.fnmatchcase(difference.path, self.path):
+        if not any(fnmatch.fnmatchcase(difference.path, path) for path in self.paths):
             return False
         return self.field == "*" or self.field == difference.field
 
@@ -203,10 +203,11 @@ def load_allow_list(markdown: Path) -> list[Allowed]:
         unknown = entry.keys() - {"id", "path", "field", "steps", "reason"}
         if unknown:
             raise AllowListError(f"{markdown.name}: entry {entry['id']}: unknown {sorted(unknown)}")
+        paths = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]
         out.append(
             Allowed(
                 id=str(entry["id"]),
-                path=str(entry["path"]),
+                paths=tuple(str(p) for p in paths),
                 field=None if entry.get("field") is None else str(entry["field"]),
                 steps=tuple(str(s) for s in entry.get("steps") or ()),
                 reason=str(entry["reason"]),

@@ -141,3 +141,42 @@ def test_the_zookeeper_backend_creates_topics_with_their_ids(zk: ZkClient) -> No
     fresh = ids["fresh"]
     assert fresh is not None and fresh != given and not fresh.startswith("-")
     assert str(Uuid.from_string(fresh)) == fresh
+
+
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [([], "the replica list is empty"), ([1, 1], "the replica list has duplicate brokers"),
+     ([1, -1], "the replica list has a negative broker id")],
+)  # fmt: skip
+def test_a_reassignment_kafkas_controller_would_never_finish_is_refused_unwritten(
+    zk: ZkClient, target: list[int], why: str
+) -> None:
+    from kafka_topic_operator.kafka.errors import InvalidReplicaAssignmentException
+    from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+    targets = {TopicPartition("t", 1): [1, 2], TopicPartition("t", 0): target}
+    with pytest.raises(InvalidReplicaAssignmentException) as refused:
+        admin.reassign_partitions(zk, targets)
+    assert str(refused.value) == (
+        "Refusing to request a reassignment Kafka's controller would never finish: "
+        f"t-0 to {target}: {why}"
+    )
+    assert not zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+    admin.reassign_partitions(zk, targets, validate=False)  # as someone else may write it
+    assert zk.exists(znodes.REASSIGN_PARTITIONS_PATH)
+
+
+def test_a_preferred_election_leaves_out_partitions_that_never_came_online(zk: ZkClient) -> None:
+    from kafka_topic_operator.kafka.leader_and_isr import LeaderAndIsr, LeaderIsrAndControllerEpoch
+    from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+    led, never = TopicPartition("t", 0), TopicPartition("t", 1)
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, (1,)), 1)
+    zk.create(znodes.topic_partition_state_path(led), znodes.encode_partition_state(state),
+              makepath=True)  # fmt: skip
+    assert admin.elect_preferred_leaders(zk, [never]) == []
+    assert not zk.exists(znodes.PREFERRED_REPLICA_ELECTION_PATH)
+    assert admin.elect_preferred_leaders(zk, [never, led]) == [led]
+    node = zk.get(znodes.PREFERRED_REPLICA_ELECTION_PATH)
+    assert node is not None
+    assert znodes.decode_preferred_replica_election(node.path, node.data) == {led}

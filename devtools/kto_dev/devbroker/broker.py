@@ -59,6 +59,7 @@ from kafka_topic_operator.zk.client import (
     ZkCredentials,
 )
 from kafka_topic_operator.zk.znodes import ZNodeDataError
+from kto_dev.devbroker.fetches import Fetches
 from kto_dev.devbroker.log_dirs import LogDir
 from kto_dev.devbroker.replica_manager import IsrExpansion, ReplicaManager
 
@@ -120,6 +121,7 @@ class DevBroker:
         # look at every partition for ISR expansions, not only the ones requests changed.
         self._brokers_changed = True
         self._live_brokers: set[int] = set()
+        self._fetches = Fetches(self._zk, config.broker_id, self._wake.set)
         self._closing = False
         self._worker: threading.Thread | None = None
         # Held by the worker for a whole pass and by anyone writing the status file: the
@@ -174,6 +176,7 @@ class DevBroker:
             # Before the registration: the operator then reads this broker's metadata here
             # (none known yet) instead of asking a Kafka listener it does not have.
             self._publish_metadata()
+            self._fetches.clear()
             self._register()
         except BaseException:
             self._zk.stop()
@@ -334,6 +337,8 @@ class DevBroker:
                 answered.append((node.path, node.version, self._answer(node.path, node.data)))
         if not answered:
             return
+        # Following before answering, as Kafka's replica fetchers start before its response.
+        self._fetches.publish(self.replica_manager.following())
         self._status_changed()
         if any(isinstance(r, UpdateMetadataResponse) for _, _, r in answered):
             self._metadata_pending = True
@@ -416,7 +421,11 @@ class DevBroker:
                     int(n) for n in names or [] if n.isascii() and n.isdigit()
                 } - {int(n) for n in leaving or [] if n.isascii() and n.isdigit()}
                 among = None
-            for expansion in manager.isr_expansions(self._live_brokers, among):
+            touched = self._fetches.read(self._live_brokers)
+            if among is not None:
+                among |= touched
+            fetchers = self._fetches.fetchers
+            for expansion in manager.isr_expansions(self._live_brokers, fetchers, among):
                 if self._write_isr(expansion):
                     expanded.append(expansion.topic_partition)
                 else:
@@ -484,7 +493,8 @@ class DevBroker:
                 if isr == now.isr:
                     return False
                 state = LeaderIsrAndControllerEpoch(
-                    now._replace(isr=isr, partition_epoch=node.version), current.controller_epoch
+                    now._replace(isr=isr, partition_epoch=node.version),
+                    self.replica_manager.controller_epoch,
                 )
                 continue
             self.replica_manager.isr_updated(tp, lai.isr, version)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -491,12 +491,25 @@ class ReplicaManager:
 
     # ---- ISR expansion (the leader's side of Partition.maybeExpandIsr) ----------------------
 
+    def following(self) -> dict[int, dict[str, dict[int, int]]]:
+        """What this broker follows, by leader: each topic's partitions with the leader epoch
+        followed (what its fetches would carry)."""
+        out: dict[int, dict[str, dict[int, int]]] = {}
+        for tp, p in self.partitions.items():
+            if p.role is Role.FOLLOWER and p.leader >= 0 and p.leader != self.broker_id:
+                out.setdefault(p.leader, {}).setdefault(tp.topic, {})[tp.partition] = p.leader_epoch
+        return out
+
     def isr_expansions(
-        self, live_brokers: Iterable[int], among: Iterable[TopicPartition] | None = None
+        self,
+        live_brokers: Iterable[int],
+        fetchers: Mapping[int, Mapping[TopicPartition, int]],
+        among: Iterable[TopicPartition] | None = None,
     ) -> list[IsrExpansion]:
         """For each partition this broker leads (of `among`, or all): the assigned replicas that
-        are alive but not in the ISR join it. A dev broker holds no data, so a live follower is
-        always caught up."""
+        are alive, not in the ISR, and follow it at its leader epoch (`fetchers`: each broker's
+        partitions followed from this one, with their epochs) join it. A dev broker holds no
+        data, so a follower is always caught up."""
         live = set(live_brokers)
         out = []
         candidates = self.partitions if among is None else among
@@ -504,11 +517,19 @@ class ReplicaManager:
             p = self.partitions.get(tp)
             if p is None or p.role is not Role.LEADER or p.leader != self.broker_id:
                 continue
-            added = tuple(r for r in dict.fromkeys(p.replicas) if r not in p.isr and r in live)
+            added = tuple(
+                r
+                for r in dict.fromkeys(p.replicas)
+                if r not in p.isr
+                and r in live
+                and (r == self.broker_id or fetchers.get(r, {}).get(tp) == p.leader_epoch)
+            )
             if not added:
                 continue
             # Partition.prepareIsrExpand: same leader and leader epoch, RECOVERED, the partition
-            # epoch it knows as the expected znode version.
+            # epoch it knows as the expected znode version. The controller epoch is the current
+            # controller's, as its AlterPartition write carries (processAlterPartition), not the
+            # one of the LeaderAndIsr that made this broker leader.
             state = LeaderIsrAndControllerEpoch(
                 LeaderAndIsr(
                     leader=self.broker_id,
@@ -517,7 +538,7 @@ class ReplicaManager:
                     leader_recovery_state=LeaderRecoveryState.RECOVERED,
                     partition_epoch=p.partition_epoch,
                 ),
-                p.controller_epoch,
+                self.controller_epoch,
             )
             out.append(IsrExpansion(tp, state, added))
         return sorted(out, key=lambda e: e.topic_partition)

@@ -8,34 +8,20 @@ acknowledgement: the operator's Ready waits until every broker's shows every par
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from kafka_topic_operator.broker_channel.partition_maps import (
+    PartitionMap,
+    decode_partition_map,
+    encode_partition_map,
+)
 
-from kafka_topic_operator.broker_channel.framing import pack, read_root, read_version
-
-# Each topic's partitions, each with its leader (-1: none).
-Leaders = Mapping[str, Mapping[int, int]]
+Leaders = PartitionMap
+"""Each topic's partitions, each with its leader (-1: none)."""
 
 
 def encode_metadata_leaders(leaders: Leaders) -> bytes:
-    partitions = {
-        topic: {str(p): leader for p, leader in sorted(by_partition.items())}
-        for topic, by_partition in sorted(leaders.items())
-    }
-    return pack(json.dumps({"version": 1, "partitions": partitions},
-                           separators=(",", ":")).encode())  # fmt: skip
+    return encode_partition_map(leaders)
 
 
 def decode_metadata_leaders(path: str, data: bytes | None) -> dict[str, dict[int, int]]:
     """Raises ZNodeDataError naming the field for anything but what encode writes."""
-    root = read_root(path, data)
-    read_version(root)
-    found: dict[str, dict[int, int]] = {}
-    for topic, by_partition in root["partitions"].items():
-        partitions: dict[int, int] = {}
-        for key, leader in by_partition.items():
-            if not key.isdigit():
-                raise by_partition.fail(f"partition {key!r} is not a partition number")
-            partitions[int(key)] = leader.int32()
-        found[topic] = partitions
-    return found
+    return decode_partition_map(path, data)

@@ -46,6 +46,16 @@ def metadata_path(broker_id: int) -> str:
     return f"{broker_channel_path(broker_id)}/metadata"
 
 
+def fetching_root(follower: int) -> str:
+    """Where a dev broker publishes what it follows, one child per leader (`fetching`); the
+    broker empties it before it registers."""
+    return f"{broker_channel_path(follower)}/fetching"
+
+
+def fetching_path(follower: int, leader: int) -> str:
+    return f"{fetching_root(follower)}/{leader}"
+
+
 def shutting_down_path(broker_id: int) -> str:
     return f"{SHUTTING_DOWN_PATH}/{broker_id}"
 

@@ -78,8 +78,8 @@ class TopicDeletion:
 
 @dataclass(frozen=True, slots=True)
 class ZkPartitionReassignment:
-    """`/admin/reassign_partitions` changed; only its creation starts reassignments (and the
-    controller's own deletion of it, after which it may already exist again)."""
+    """`/admin/reassign_partitions` was created, or the controller deleted it (after which it
+    may already exist again): reassignments start. `created` False only sets the watch again."""
 
     created: bool = True
 

@@ -103,6 +103,7 @@ class KafkaController:
             self.deletion,
             self._watch_reassigning_state,
             lambda: self.put(ev.ZkPartitionReassignment()),
+            self.watches.on_reassign_znode,
         )
         parts = ControllerParts(
             config, self.ctx, self.zk, self.writer, self.batch, self.partition_sm,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from kafka_topic_operator.broker_channel import Errors
 from kafka_topic_operator.controller.context import ControllerContext
@@ -23,7 +24,7 @@ from kafka_topic_operator.controller.zk_writer import ControllerZkWriter
 from kafka_topic_operator.kafka import election
 from kafka_topic_operator.kafka.errors import ControllerMovedException, IllegalStateException
 from kafka_topic_operator.kafka.leader_and_isr import LeaderIsrAndControllerEpoch
-from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment, invalid_target
 from kafka_topic_operator.kafka.states import PartitionAndReplica, PartitionState, ReplicaState
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
@@ -45,6 +46,7 @@ class Reassignments:
         deletion: DeletionManager,
         watch_state: Callable[[TopicPartition], None],
         detect_next: Callable[[], None],
+        watch_request: Callable[[Any], None],
     ) -> None:
         self.ctx = ctx
         self.zk = zk
@@ -55,6 +57,7 @@ class Reassignments:
         self.deletion = deletion
         self.watch_state = watch_state
         self.detect_next = detect_next
+        self.watch_request = watch_request
 
     # ---- triggers --------------------------------------------------------------------------------
 
@@ -72,7 +75,7 @@ class Reassignments:
         results: dict[TopicPartition, str] = {}
         to_reassign: dict[TopicPartition, ReplicaAssignment] = {}
         for tp, target in wanted.items():
-            problem = _invalid_target(target)
+            problem = invalid_target(target)
             current = self.ctx.assignment(tp)
             if problem is not None:
                 log.warning("Rejecting the reassignment of %s to %s: %s", tp, target, problem)
@@ -147,7 +150,9 @@ class Reassignments:
             self.on_partition_reassignment(tp, assignment)
 
     def forget_topic(self, topic: str) -> None:
-        self._remove_from_zk(lambda tp, _replicas: tp.topic == topic)
+        # Not Kafka's (it leaves a deleted topic's entries for the next failover to drop), so
+        # it neither sets the watch nor writes when nothing is to go.
+        self._remove_from_zk(lambda tp, _replicas: tp.topic == topic, as_kafka=False)
 
     # ---- onPartitionReassignment -----------------------------------------------------------------
 
@@ -311,11 +316,15 @@ class Reassignments:
         log.info("Updated assignment of %s in ZooKeeper to %s", tp, assignment)
 
     def _remove_from_zk(
-        self, should_remove: Callable[[TopicPartition, Sequence[int]], bool]
+        self, should_remove: Callable[[TopicPartition, Sequence[int]], bool], as_kafka: bool = True
     ) -> None:
-        """maybeRemoveFromZkReassignment: rewrite the znode without those partitions, or delete
-        it when none are left."""
-        node = self.zk.get(znodes.REASSIGN_PARTITIONS_PATH)
+        """maybeRemoveFromZkReassignment: rewrite the znode without those partitions (even when
+        that leaves it as it was), or delete it when none are left. Its read sets the znode's
+        watch, as Kafka's client does on every read of a path it has a handler for."""
+        watch = self.watch_request if as_kafka else None
+        if as_kafka and not self.zk.exists(znodes.REASSIGN_PARTITIONS_PATH, watch=watch):
+            return  # (reassignPartitionsInProgress) the watch is set for its creation
+        node = self.zk.get(znodes.REASSIGN_PARTITIONS_PATH, watch=watch)
         if node is None:
             return
         try:
@@ -324,7 +333,7 @@ class Reassignments:
             log.error("Deleting an unreadable reassignment znode: %s", e)
             current = {}
         left = {tp: r for tp, r in current.items() if not should_remove(tp, r)}
-        if left == current and current:
+        if left == current and current and not as_kafka:
             return
         if not left:
             log.info("No more partitions need to be reassigned. Deleting zk path %s",
@@ -335,13 +344,3 @@ class Reassignments:
             self.detect_next()
         else:
             self.writer.apply([SetData(node.path, znodes.encode_reassignment(left), node.version)])
-
-
-def _invalid_target(target: Sequence[int]) -> str | None:
-    if not target:
-        return "the replica list is empty"
-    if len(set(target)) != len(target):
-        return "the replica list has duplicate brokers"
-    if any(r < 0 for r in target):
-        return "the replica list has a negative broker id"
-    return None

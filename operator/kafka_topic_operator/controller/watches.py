@@ -68,8 +68,13 @@ class ControllerWatches:
         self.events.put(ev.TopicDeletion())
 
     def on_reassign_znode(self, event: Any) -> None:
-        # Kafka acts on the znode's creation only; changes and deletions just re-arm the watch.
-        self.events.put(ev.ZkPartitionReassignment(created=str(event.type) == "CREATED"))
+        # PartitionReassignmentHandler acts on the znode's creation only. A change or a deletion
+        # by someone else spends the watch: Kafka's client sets it again only when the
+        # controller next reads the znode (a reassignment finishing, a failover).
+        if event.path is None:  # kazoo forgot it with the connection; Kafka's client keeps it
+            self.events.put(ev.ZkPartitionReassignment(created=False))
+        elif str(event.type) == "CREATED":
+            self.events.put(ev.ZkPartitionReassignment())
 
     def on_reassigning_state(self, event: Any) -> None:
         if event.path is None:

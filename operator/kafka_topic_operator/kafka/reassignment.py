@@ -19,6 +19,18 @@ def _minus(ids: Sequence[int], other: Iterable[int]) -> tuple[int, ...]:
     return tuple(i for i in ids if i not in drop)
 
 
+def invalid_target(target: Sequence[int]) -> str | None:
+    """Why a reassignment target is not one (Kafka's Admin API refuses these; its ZooKeeper
+    path takes them, and never finishes them), or None."""
+    if not target:
+        return "the replica list is empty"
+    if len(set(target)) != len(target):
+        return "the replica list has duplicate brokers"
+    if any(r < 0 for r in target):
+        return "the replica list has a negative broker id"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ReplicaAssignment:
     replicas: tuple[int, ...]

@@ -1,6 +1,7 @@
 """What `kafka-topics.sh --zookeeper` and the other ZooKeeper-mode admin tools write
 (AdminZkClient): topic and config znodes, deletion markers, partition additions, reassignment
-and preferred-election requests. Validation is the caller's (`kafka.assignment`, `kafka.configs`).
+and preferred-election requests. Validation is the caller's (`kafka.assignment`, `kafka.configs`),
+except for requests Kafka's controller would take and never finish (`zk.stuck_requests`).
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from kafka_topic_operator.kafka.errors import (
+    InvalidReplicaAssignmentException,
     ReassignmentInProgressException,
     TopicAlreadyMarkedForDeletionException,
     TopicExistsException,
     UnknownTopicOrPartitionException,
 )
 from kafka_topic_operator.kafka.new_topic import NewTopic
-from kafka_topic_operator.kafka.reassignment import ReplicaAssignment
+from kafka_topic_operator.kafka.reassignment import ReplicaAssignment, invalid_target
 from kafka_topic_operator.kafka.topic_partition import TopicPartition
 from kafka_topic_operator.zk import znodes
 from kafka_topic_operator.zk.client import (
@@ -196,9 +198,22 @@ def add_partitions(zk: ZkClient, topic: str, new: Mapping[int, Sequence[int]]) -
     zk.set(path, znodes.encode_topic(partitions, current.topic_id), node.version)
 
 
-def reassign_partitions(zk: ZkClient, targets: Mapping[TopicPartition, Sequence[int]]) -> None:
+def reassign_partitions(
+    zk: ZkClient, targets: Mapping[TopicPartition, Sequence[int]], *, validate: bool = True
+) -> None:
     """What `kafka-reassign-partitions --zookeeper` writes; fails if one is in progress (written
-    and not yet taken up by the controller, or running)."""
+    and not yet taken up by the controller, or running). Unless told not to `validate`, refuses
+    (before writing anything) a target Kafka's controller would take and never finish: empty,
+    or with duplicated brokers (its ZooKeeper path does not check them; the request stays)."""
+    if validate:
+        bad = {tp: problem for tp, t in targets.items() if (problem := invalid_target(t))}
+        if bad:
+            raise InvalidReplicaAssignmentException(
+                "Refusing to request a reassignment Kafka's controller would never finish: "
+                + "; ".join(
+                    f"{tp} to {list(targets[tp])}: {why}" for tp, why in sorted(bad.items())
+                )
+            )
     try:
         zk.create(
             znodes.REASSIGN_PARTITIONS_PATH, znodes.encode_reassignment(targets), makepath=True
@@ -212,10 +227,22 @@ def reassign_partitions(zk: ZkClient, targets: Mapping[TopicPartition, Sequence[
         ) from e
 
 
-def elect_preferred_leaders(zk: ZkClient, partitions: Iterable[TopicPartition]) -> None:
-    """What `kafka-preferred-replica-election --zookeeper` writes."""
+def elect_preferred_leaders(
+    zk: ZkClient, partitions: Iterable[TopicPartition], *, validate: bool = True
+) -> list[TopicPartition]:
+    """What `kafka-preferred-replica-election --zookeeper` writes; the partitions asked for.
+    Unless told not to `validate`, leaves out partitions that never came online (no state
+    znode): Kafka's controller fails on such a request and never deletes it; nothing is written
+    when none are left."""
+    asked = sorted(set(partitions))
+    if validate:
+        states = zk.get_many(znodes.topic_partition_state_path(tp) for tp in asked)
+        asked = [tp for tp, state in zip(asked, states, strict=True) if state is not None]
+        if not asked:
+            return []
     zk.create(
         znodes.PREFERRED_REPLICA_ELECTION_PATH,
-        znodes.encode_preferred_replica_election(partitions),
+        znodes.encode_preferred_replica_election(asked),
         makepath=True,
     )
+    return asked
