@@ -100,6 +100,37 @@ def test_replica_states_during_deletion_and_the_reasons_it_waits() -> None:
     }
 
 
+def test_an_admin_request_kafkas_controller_will_not_process_is_named_on_its_topics() -> None:
+    from dataclasses import replace
+
+    from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+    cluster = snapshot(((0, 1), 0), ((1,), None))  # t-1 never came online
+    asked = replace(
+        cluster,
+        pending_preferred_elections=frozenset({TopicPartition("t", 1), TopicPartition("u", 0)}),
+    )
+    status = topic_status("t", 1, Condition("False", "Reconciling", "x"), asked)
+    [stuck] = status["stuckAdminRequests"]
+    assert stuck["path"] == "/admin/preferred_replica_election"
+    assert stuck["partitions"] == ["t-1"]
+    assert "never came online (t-1: NoSuchElementException)" in stuck["reason"]
+    assert stuck["clears"].startswith("delete /admin/preferred_replica_election, then move")
+    # What waits on it says why it will wait for ever.
+    blocked = Plan(blocked=(Reason.REASSIGNMENT_IN_PROGRESS, "A partition reassignment is in "
+                            "progress for the topic 't'."))  # fmt: skip
+    message = ready_condition(blocked, asked, "t").message
+    assert message.startswith(
+        "A partition reassignment is in progress for the topic 't'. "
+        "/admin/preferred_replica_election will not be processed: "
+    )
+    assert message.endswith("so that it watches the path again.")
+    # A request Kafka's controller processes is not named.
+    fine = replace(cluster, pending_preferred_elections=frozenset({TopicPartition("t", 0)}),
+                   pending_reassignments={TopicPartition("t", 0): (1, 0)})  # fmt: skip
+    assert "stuckAdminRequests" not in topic_status("t", 1, Condition("True", "Created", ""), fine)
+
+
 def test_large_topics_get_counts_but_no_table() -> None:
     rows = [((0,), 0)] * (PARTITION_TABLE_LIMIT + 1)
     status = topic_status("t", 1, Condition("True", "Created", ""), snapshot(*rows))

@@ -125,3 +125,37 @@ def test_a_missing_chroot_and_a_dead_zookeeper_say_one_line_and_nothing_else(
 def test_dev_broker_is_reachable_through_kto(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dev-broker", "--bogus"]) == 2
     assert "kto dev-broker" in capsys.readouterr().err
+
+
+def test_describe_names_admin_requests_kafkas_controller_will_not_process(
+    zk_chroot: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As Kafka 3.9 leaves them (docs/fidelity.md): a reassignment to a duplicated target kept
+    for ever, a preferred election naming a partition that never came online."""
+    with cluster_layout(zk_chroot) as zk:
+        for topic in ("doubled", "never"):
+            zk.create(znodes.topic_path(topic), znodes.encode_topic({0: ReplicaAssignment.of([1])}))
+        state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, (1,)), 1)
+        zk.create(znodes.topic_partition_state_path(TopicPartition("doubled", 0)),
+                  znodes.encode_partition_state(state), makepath=True)  # fmt: skip
+        zk.create(znodes.REASSIGN_PARTITIONS_PATH,
+                  znodes.encode_reassignment({TopicPartition("doubled", 0): [1, 1]}))  # fmt: skip
+        zk.create(znodes.PREFERRED_REPLICA_ELECTION_PATH, znodes.encode_preferred_replica_election(
+            [TopicPartition("never", 0), TopicPartition("doubled", 0)]))  # fmt: skip
+    assert main(["describe", "--zookeeper", zk_chroot]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    stuck = [line for line in lines if line.startswith("Stuck: ")]
+    assert stuck == [
+        "Stuck: /admin/reassign_partitions: Kafka's controller takes a target it should refuse "
+        "(doubled-0 to [1, 1]: the replica list has duplicate brokers) and never removes the "
+        "request, so it notices no later reassignment. To clear it: delete "
+        "/admin/reassign_partitions, then move the controller (delete /controller) so that it "
+        "watches the path again",
+        "Stuck: /admin/preferred_replica_election: Kafka's controller fails on a partition that "
+        "never came online (never-0: NoSuchElementException) and never deletes the request, so "
+        "it notices no later election. To clear it: delete /admin/preferred_replica_election, "
+        "then move the controller (delete /controller) so that it watches the path again",
+    ]
+    assert main(["describe", "--zookeeper", zk_chroot, "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [s["partitions"] for s in report["stuck_admin_requests"]] == [["doubled-0"], ["never-0"]]

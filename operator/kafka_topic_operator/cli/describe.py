@@ -13,6 +13,7 @@ from typing import Any
 from kafka_topic_operator.kafka.snapshot import ClusterSnapshot, PartitionStatus, TopicSnapshot
 from kafka_topic_operator.process.argparsing import Subparsers, UsageError
 from kafka_topic_operator.process.output import print_json
+from kafka_topic_operator.zk.stuck_requests import stuck_requests
 
 
 def _ids(ids: Sequence[int]) -> str:
@@ -98,6 +99,7 @@ def cluster_report(cluster: ClusterSnapshot, topics: Sequence[str] | None = None
             if p["state"] == PartitionStatus.OFFLINE.value
         ],
         "topics_queued_for_deletion": sorted(cluster.deletion_markers),
+        "stuck_admin_requests": [s.to_json() for s in stuck_requests(cluster)],
         "problems": list(cluster.problems),
     }
 
@@ -152,6 +154,8 @@ def render_text(report: dict[str, Any]) -> str:
             f"{b['id']}\t{b['rack'] or '-'}\t{'yes' if b['alive'] else 'no'}\t"
             f"{b['leaders']}\t{b['replicas']}"
         )
+    for stuck in report["stuck_admin_requests"]:
+        lines.append(f"Stuck: {stuck['path']}: {stuck['reason']}. To clear it: {stuck['clears']}")
     for problem in report["problems"]:
         lines.append(f"Problem: {problem}")
     return "\n".join(lines)
@@ -186,7 +190,8 @@ def add_command(commands: Subparsers) -> None:
         help="topics, partitions, leaders, ISRs and deletions, read from ZooKeeper or, on "
         "KRaft, Kafka's Admin API",
         description="What kafka-topics --describe shows, plus partition states, offline and "
-        "under-replicated partitions, why deletions wait, and a per-broker summary. A "
+        "under-replicated partitions, why deletions wait, admin requests Kafka's controller will "
+        "not process (and what clears them), and a per-broker summary. A "
         "ZooKeeper-mode cluster is read from its ZooKeeper (--zookeeper; credentials from the "
         "--zookeeper-*-file flags, $KTO_ZOOKEEPER_DIGEST or $KTO_ZOOKEEPER_SASL), a KRaft "
         "cluster through its brokers (--bootstrap-servers, with the security flags of kto run).",

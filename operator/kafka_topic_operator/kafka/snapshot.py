@@ -82,6 +82,7 @@ class ClusterSnapshot:
     controller_id: int | None = None
     controller_epoch: int | None = None
     pending_reassignments: Mapping[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    pending_preferred_elections: frozenset[TopicPartition] = frozenset()
     deletion_markers: frozenset[str] = frozenset()
     problems: tuple[str, ...] = ()
     """Znodes that could not be read (malformed JSON written by someone else), with their paths."""

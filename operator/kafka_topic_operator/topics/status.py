@@ -21,6 +21,7 @@ from kafka_topic_operator.topics.spec import (
     config_to_keep,
     desired_topic,
 )
+from kafka_topic_operator.zk.stuck_requests import stuck_for, stuck_requests
 
 PARTITION_TABLE_LIMIT = 50  # larger topics get counts only: status must stay small
 # The reasons that only Kafka's controller changes (a leader lost or regained): status moves
@@ -112,6 +113,9 @@ def ready_condition(
     """Ready=True only when the topic is as `desired` says and every partition is online."""
     if plan.blocked is not None:
         reason, message = plan.blocked
+        if snapshot is not None and topic and (stuck := stuck_for(topic, stuck_requests(snapshot))):
+            message += "".join(f" {s.path} will not be processed: {s.why}; to clear it: "
+                               f"{s.clears}." for s in stuck)  # fmt: skip
         return Condition("False", reason.value, message)
     if snapshot is not None and topic and (problems := snapshot.unreadable.get(topic)):
         return Condition("False", Reason.UNREADABLE_ZNODE.value,
@@ -276,6 +280,8 @@ def _topic_fields(snapshot: ClusterSnapshot, topic: TopicSnapshot) -> dict[str, 
         }
     if topic.marked_for_deletion:
         fields["deletion"] = {"waitingOn": snapshot.deletion_blockers(topic.name)}
+    if stuck := stuck_for(topic.name, stuck_requests(snapshot)):
+        fields["stuckAdminRequests"] = [s.to_json() for s in stuck]
     return fields
 
 

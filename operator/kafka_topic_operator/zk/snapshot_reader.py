@@ -25,6 +25,7 @@ _CLUSTER_ZNODES = (
     znodes.CONTROLLER_PATH,
     znodes.CONTROLLER_EPOCH_PATH,
     znodes.REASSIGN_PARTITIONS_PATH,
+    znodes.PREFERRED_REPLICA_ELECTION_PATH,
 )
 
 
@@ -123,7 +124,7 @@ def read_cluster(
             marked_for_deletion=topic in markers,
         )
 
-    controller_node, epoch_node, reassign_node = first[: len(_CLUSTER_ZNODES)]
+    controller_node, epoch_node, reassign_node, election_node = first[: len(_CLUSTER_ZNODES)]
     return ClusterSnapshot(
         brokers=brokers,
         topics=snapshots,
@@ -135,6 +136,10 @@ def read_cluster(
                 _decoded(reassign_node, znodes.decode_reassignment, problems) or {}
             ).items()
         },
+        pending_preferred_elections=(
+            _decoded(election_node, znodes.decode_preferred_replica_election, problems)
+            or frozenset()
+        ),
         deletion_markers=markers,
         problems=tuple(problems),
         topic_names=frozenset(all_topics if listing else snapshots),
