@@ -337,8 +337,10 @@ class DevBroker:
                 answered.append((node.path, node.version, self._answer(node.path, node.data)))
         if not answered:
             return
-        # Following before answering, as Kafka's replica fetchers start before its response.
-        self._fetches.publish(self.replica_manager.following())
+        # Following before answering, as Kafka's replica fetchers start before its response;
+        # only LeaderAndIsr and StopReplica change it (UpdateMetadata comes in floods).
+        if any(not isinstance(r, UpdateMetadataResponse) for _, _, r in answered):
+            self._fetches.publish(self.replica_manager.following())
         self._status_changed()
         if any(isinstance(r, UpdateMetadataResponse) for _, _, r in answered):
             self._metadata_pending = True

@@ -22,10 +22,6 @@ Following = PartitionMap
 """Each topic's partitions followed from one leader, each with the leader epoch followed."""
 
 
-def encode_fetching(following: Following) -> bytes:
-    return encode_partition_map(following)
-
-
-def decode_fetching(path: str, data: bytes | None) -> dict[str, dict[int, int]]:
-    """Raises ZNodeDataError naming the field for anything but what encode writes."""
-    return decode_partition_map(path, data)
+# The shared shape's codec, under this publication's name.
+encode_fetching = encode_partition_map
+decode_fetching = decode_partition_map

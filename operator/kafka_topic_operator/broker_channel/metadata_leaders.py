@@ -18,10 +18,6 @@ Leaders = PartitionMap
 """Each topic's partitions, each with its leader (-1: none)."""
 
 
-def encode_metadata_leaders(leaders: Leaders) -> bytes:
-    return encode_partition_map(leaders)
-
-
-def decode_metadata_leaders(path: str, data: bytes | None) -> dict[str, dict[int, int]]:
-    """Raises ZNodeDataError naming the field for anything but what encode writes."""
-    return decode_partition_map(path, data)
+# The shared shape's codec, under this publication's name.
+encode_metadata_leaders = encode_partition_map
+decode_metadata_leaders = decode_partition_map

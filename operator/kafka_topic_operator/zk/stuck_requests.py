@@ -1,5 +1,5 @@
 """Admin requests in ZooKeeper that Kafka 3.9's controller will not process, from a snapshot:
-what is stuck, why, and what clears it. Pure.
+what is stuck, why, and what clears it. Pure, but for a memo of the last snapshot's answer.
 
 Each comes from a defect of Kafka's ZooKeeper path (docs/fidelity.md, "Differences the
 differential test allows"): the request stays, and since the controller's one watch on the
@@ -34,7 +34,22 @@ class StuckRequest:
         }
 
 
+# The last snapshot's answer: status asks once per topic of a snapshot, and a rebalance's
+# request can name thousands of partitions (read and written whole, so no torn pair).
+_last: tuple[ClusterSnapshot, list[StuckRequest]] | None = None
+
+
 def stuck_requests(snapshot: ClusterSnapshot) -> list[StuckRequest]:
+    global _last
+    last = _last
+    if last is not None and last[0] is snapshot:
+        return last[1]
+    found = _stuck_requests(snapshot)
+    _last = (snapshot, found)
+    return found
+
+
+def _stuck_requests(snapshot: ClusterSnapshot) -> list[StuckRequest]:
     out: list[StuckRequest] = []
     bad = {tp: (target, problem) for tp, target in sorted(snapshot.pending_reassignments.items())
            if (problem := invalid_target(target)) is not None}  # fmt: skip
