@@ -20,6 +20,7 @@ from kafka_topic_operator.topics.status import (
     managed_topic,
     ready_condition,
     status_patch,
+    stuck_status,
     topic_status,
     with_transition_times,
 )
@@ -129,6 +130,32 @@ def test_an_admin_request_kafkas_controller_will_not_process_is_named_on_its_top
     fine = replace(cluster, pending_preferred_elections=frozenset({TopicPartition("t", 0)}),
                    pending_reassignments={TopicPartition("t", 0): (1, 0)})  # fmt: skip
     assert "stuckAdminRequests" not in topic_status("t", 1, Condition("True", "Created", ""), fine)
+
+
+def test_a_reassignment_kafka_will_not_finish_is_what_a_blocked_reconcile_says() -> None:
+    from dataclasses import replace
+
+    from kafka_topic_operator.kafka.topic_partition import TopicPartition
+
+    cluster = snapshot(((2,), 0))
+    waiting = "A partition reassignment is in progress for the topic 't'."
+    asked = replace(cluster, pending_reassignments={TopicPartition("t", 0): (2, 2)})
+    status = stuck_status("t", 4, waiting, asked)
+    assert status is not None
+    [ready, *_] = status["conditions"]
+    assert (ready["status"], ready["reason"], ready["observedGeneration"]) == (
+        "False", "ReassignmentInProgress", 4)  # fmt: skip
+    assert ready["message"].startswith(waiting + " /admin/reassign_partitions will not be "
+                                       "processed: Kafka's controller takes a target it should "
+                                       "refuse (t-0 to [2, 2]: the replica list has duplicate "
+                                       "brokers)")  # fmt: skip
+    assert [s["path"] for s in status["stuckAdminRequests"]] == ["/admin/reassign_partitions"]
+    assert status["partitions"][0]["replicas"] == [{"broker": 2, "state": "OnlineReplica"}]
+    # A request Kafka's controller will finish, or one naming other topics: the wait ends.
+    fine = replace(cluster, pending_reassignments={TopicPartition("t", 0): (1, 2)})
+    assert stuck_status("t", 4, waiting, fine) is None
+    other = replace(cluster, pending_reassignments={TopicPartition("u", 0): (2, 2)})
+    assert stuck_status("t", 4, waiting, other) is None
 
 
 def test_large_topics_get_counts_but_no_table() -> None:

@@ -56,6 +56,7 @@ from kafka_topic_operator.topics.status import (
     ready_condition,
     settled_reason,
     status_patch,
+    stuck_status,
     topic_status,
 )
 
@@ -571,7 +572,7 @@ def _follow(
     new = followed_status(meta["name"], resource, topic, snapshot)
     said: list[tuple[str, str, str]] = []
     if new is None and _drifted(resource, topic) and fresh:
-        new, said = _reconcile_drift(rt, meta["name"], resource, topic)
+        new, said = _reconcile_drift(rt, meta["name"], resource, topic, snapshot)
     changes = None if new is None else _status_changes(resource["status"], new)
     if changes is None and not fresh:
         return False
@@ -607,7 +608,7 @@ RECONCILED_ON_CHANGE = FOLLOWED_REASONS | {"BrokersUnavailable", "ReassignmentIn
 
 
 def _reconcile_drift(
-    rt: Runtime, name: str, resource: Mapping[str, Any], topic: str
+    rt: Runtime, name: str, resource: Mapping[str, Any], topic: str, snapshot: ClusterSnapshot
 ) -> tuple[dict[str, Any] | None, list[tuple[str, str, str]]]:
     """A settled resource's reconcile, run when its topic changed behind the operator's back
     (in the status follower's thread): the new status and the events to post. While the
@@ -619,11 +620,15 @@ def _reconcile_drift(
     request = Request(name, parse_spec(name, resource.get("spec") or {}), managed_topic(status))
     try:
         outcome = rt.batcher.submit(request).result()
-    except ReassignmentInProgressException:
+    except ReassignmentInProgressException as e:
         # Another topic's reassignment holds /admin/reassign_partitions: its end changes only
-        # its own topics' znodes, so nothing would report this one again.
+        # its own topics' znodes, so nothing would report this one again. One that Kafka's
+        # controller will never finish, naming this topic, is said in its status meanwhile.
         _look_again_in(rt, topic, REASSIGNMENT_RETRY)
-        return None, []
+        stuck = stuck_status(topic, generation, str(e), snapshot)
+        if stuck is None or _ready_reason(status) == "ReassignmentInProgress":
+            return stuck, []  # said once
+        return stuck, [("Warning", "ReassignmentInProgress", stuck["conditions"][0]["message"])]
     condition = _ready(outcome)
     if (shown := _brokers_show(rt, outcome, condition)) is not None:
         condition = as_brokers_show(condition, shown.result())

@@ -21,7 +21,7 @@ from kafka_topic_operator.topics.spec import (
     config_to_keep,
     desired_topic,
 )
-from kafka_topic_operator.zk.stuck_requests import stuck_for, stuck_requests
+from kafka_topic_operator.zk.stuck_requests import StuckRequest, stuck_for, stuck_requests
 
 PARTITION_TABLE_LIMIT = 50  # larger topics get counts only: status must stay small
 # The reasons that only Kafka's controller changes (a leader lost or regained): status moves
@@ -84,6 +84,26 @@ def topic_status(
     return status
 
 
+def stuck_status(
+    topic: str, generation: int, message: str, snapshot: ClusterSnapshot
+) -> dict[str, Any] | None:
+    """The status of a topic whose reconcile cannot write its reassignment (`message` says
+    why) because the request in ZooKeeper names it and Kafka's controller will never finish
+    it; None when no such request names it (the wait ends by itself)."""
+    stuck = stuck_for(topic, stuck_requests(snapshot))
+    if not stuck:
+        return None
+    reason = Reason.REASSIGNMENT_IN_PROGRESS.value
+    waiting = Condition("False", reason, message + _stuck_text(stuck))
+    return topic_status(topic, generation, waiting, snapshot)
+
+
+def _stuck_text(stuck: list[StuckRequest]) -> str:
+    return "".join(
+        f" {s.path} will not be processed: {s.why}; to clear it: {s.clears}." for s in stuck
+    )
+
+
 def conditions(ready: Condition, generation: int) -> list[dict[str, Any]]:
     """Ready first (metrics and printer columns read it there), then Reconciling or Stalled
     when the reason calls for one."""
@@ -113,9 +133,8 @@ def ready_condition(
     """Ready=True only when the topic is as `desired` says and every partition is online."""
     if plan.blocked is not None:
         reason, message = plan.blocked
-        if snapshot is not None and topic and (stuck := stuck_for(topic, stuck_requests(snapshot))):
-            message += "".join(f" {s.path} will not be processed: {s.why}; to clear it: "
-                               f"{s.clears}." for s in stuck)  # fmt: skip
+        if snapshot is not None and topic:
+            message += _stuck_text(stuck_for(topic, stuck_requests(snapshot)))
         return Condition("False", reason.value, message)
     if snapshot is not None and topic and (problems := snapshot.unreadable.get(topic)):
         return Condition("False", Reason.UNREADABLE_ZNODE.value,
