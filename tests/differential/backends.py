@@ -9,6 +9,7 @@ broker's registration and `/controller` at once, as in Kafka."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -27,8 +28,9 @@ class Backend(Protocol):
     name: str
     zk: ZkClient
 
-    def start_broker(self, broker_id: int) -> None:
-        """Returns once the broker is registered (and, for Kafka, answers requests)."""
+    def start_broker(self, broker_id: int, rack: str | None = None) -> None:
+        """Returns once the broker is registered (and, for Kafka, answers requests); in `rack`
+        if given, else in its own (RACKS)."""
 
     def stop_broker(self, broker_id: int) -> None:
         """A controlled shutdown (SIGTERM for Kafka); returns once the broker has exited."""
@@ -57,8 +59,11 @@ class KafkaBackend:
     def _broker(self, broker_id: int) -> KafkaBroker:
         return self.cluster.brokers[broker_id]
 
-    def start_broker(self, broker_id: int) -> None:
-        self._broker(broker_id).start()
+    def start_broker(self, broker_id: int, rack: str | None = None) -> None:
+        broker = self._broker(broker_id)
+        # Its properties are written again at each start: a restart in another rack.
+        broker.spec = replace(broker.spec, rack=rack or RACKS[broker_id])
+        broker.start()
 
     def stop_broker(self, broker_id: int) -> None:
         self._broker(broker_id).stop()
@@ -82,12 +87,12 @@ class TwinBackend:
         self.zk = ZkClient(zookeeper)
         self.zk.start()
 
-    def start_broker(self, broker_id: int) -> None:
+    def start_broker(self, broker_id: int, rack: str | None = None) -> None:
         config = BrokerConfig(
             self.zookeeper,
             broker_id,
             self.directory / f"broker-{broker_id}",
-            rack=RACKS[broker_id],
+            rack=rack or RACKS[broker_id],
             session_timeout=TWIN_SESSION_TIMEOUT,
             controlled_shutdown_retry_backoff=0.2,
         )

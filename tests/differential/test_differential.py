@@ -13,7 +13,13 @@ from kto_testing import new_chroot
 
 from kto_dev.zookeeper_server import ZooKeeperServer
 
-from . import scenario, scenario_hand_written, scenario_kafka_defects, scenario_reassignments
+from . import (
+    scenario,
+    scenario_hand_written,
+    scenario_kafka_defects,
+    scenario_racks_and_shutdowns,
+    scenario_reassignments,
+)
 from .backends import Backend, KafkaBackend, TwinBackend
 from .znode_tree import Difference, Tree, differences, judge, load_allow_list
 
@@ -31,6 +37,7 @@ SCENARIOS: dict[str, tuple[scenario.Step, ...]] = {
     "reassignments": scenario_reassignments.STEPS,
     "hand-written topics": scenario_hand_written.STEPS,
     "kafka defects": scenario_kafka_defects.STEPS,
+    "racks and shutdowns": scenario_racks_and_shutdowns.STEPS,
 }
 
 
