@@ -136,7 +136,12 @@ def _forget_builds(storage: Storage, refs: Iterable[str]) -> None:
     base alone, not a gigabyte more for every change of the operator's code."""
     for reference in refs:
         storage.buildah("rmi", reference, what=f"removing {reference} from buildah's storage")
-    storage.buildah("rmi", "--prune", what="removing intermediate images")
+    try:
+        storage.buildah("rmi", "--prune", what="removing intermediate images")
+    except ImageBuildError as e:
+        # A build killed midway leaves its working container holding layers; the archives are
+        # written, so what is left only costs disk until a later prune succeeds.
+        print(f"kto: {str(e).splitlines()[0]}; left for a later build", file=sys.stderr)
 
 
 def build_images(root: Path) -> Images:
