@@ -566,6 +566,32 @@ def test_kafka_mutual_tls_mounts_the_client_certificate_and_its_key() -> None:
     assert_secret_files(docs, "kafka-client-certificate", "kto", client_files)
 
 
+def test_zookeeper_tls_mounts_the_ca_and_the_client_certificate_beside_the_credentials() -> None:
+    docs = render("-f", str(CHART / "ci" / "zookeeper-tls-values.yaml"))
+    c = container(docs)
+    assert "--zookeeper-tls" in c["args"]
+    assert_secret_files(docs, "zookeeper-ca", "kafka-cluster-ca-cert",
+                        {"zookeeper-tls-cafile": "ca.crt"})  # fmt: skip
+    assert_secret_files(
+        docs,
+        "zookeeper-client-certificate",
+        "kto-zookeeper-tls",
+        {"zookeeper-tls-certfile": "tls.crt", "zookeeper-tls-keyfile": "tls.key"},
+    )
+    assert flag(c["args"], "zookeeper-sasl-file") == "/etc/kto/zookeeper/sasl"
+    assert "--zookeeper-tls-no-hostname-check" not in c["args"]
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    # The system CAs, no client certificate, no hostname check.
+    docs = render("--set", "zookeeper.connect=zk:2281", "--set", "zookeeper.tls.enabled=true",
+                  "--set", "zookeeper.tls.hostnameVerification=false")  # fmt: skip
+    args = container(docs)["args"]
+    assert [a for a in args if a.startswith("--zookeeper-tls")] == [
+        "--zookeeper-tls", "--zookeeper-tls-no-hostname-check"]  # fmt: skip
+    # Plaintext unless asked.
+    plain = container(render("--set", "zookeeper.connect=zk:2181"))
+    assert not [a for a in plain["args"] if a.startswith("--zookeeper-tls")]
+
+
 def test_kafka_sasl_without_tls_and_an_odd_username_render_valid_args() -> None:
     docs = render(*SASL_SSL, "--set", "kafka.securityProtocol=SASL_PLAINTEXT",
                   "--set-string", "kafka.sasl.username=kto: #ops")  # fmt: skip
@@ -597,6 +623,9 @@ def test_kafka_sasl_without_tls_and_an_odd_username_render_valid_args() -> None:
           "at '/zookeeper/setAcl': value must be false"]),
         ([*KAFKA, "--set", "zookeeper.saslSecret.name=s"],
          ["at '/zookeeper/saslSecret/name': value must be ''"]),
+        ([*KAFKA, "--set", "zookeeper.tls.caSecret.name=ca", "--set", "zookeeper.tls.enabled=true"],
+         ["at '/zookeeper/tls/caSecret/name': value must be ''",
+          "at '/zookeeper/tls/enabled': value must be false"]),
         # SASL needs the mechanism, the user and the password's Secret.
         ([*SASL_SSL, "--set", "kafka.sasl.passwordSecret.name="],
          ["at '/kafka/sasl/passwordSecret/name': minLength: got 0, want 1"]),
@@ -674,6 +703,16 @@ def test_bad_kafka_values_are_refused_by_the_schema(args: list[str], messages: l
         ([*KAFKA_SECRET, "--set", "networkPolicy.enabled=true"],
          "networkPolicy.kafkaPorts is required with networkPolicy.enabled and "
          "kafka.bootstrapServersSecret.name"),
+        ([*KAFKA, "--set", "zookeeper.tls.caSecret.name=ca"],
+         "zookeeper.tls applies only with zookeeper.connect: with kafka.bootstrapServers use "
+         "kafka.tls"),
+        (["--set", "zookeeper.connect=zk:2181",
+          "--set", "zookeeper.tls.hostnameVerification=false"],
+         "zookeeper.tls.hostnameVerification applies only with TLS"),
+        (["--set", "zookeeper.connect=zk:2181", "--set", "zookeeper.tls.clientCertSecret.name=c",
+          "--set", "zookeeper.tls.clientCertSecret.privateKey=tls.crt"],
+         "zookeeper.tls.clientCertSecret.certificate and zookeeper.tls.clientCertSecret.privateKey "
+         "name the same key"),
     ],
 )  # fmt: skip
 def test_the_templates_refuse_bad_kafka_values_without_the_schema(

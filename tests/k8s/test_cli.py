@@ -114,6 +114,18 @@ def test_no_kubernetes_credentials_fail_at_once_in_one_line(tmp_path: Path) -> N
             "kto run: --embedded-controller, --zookeeper-set-acl: ZooKeeper only, not with "
             "--bootstrap-servers\n",
         ),
+        (
+            ("--bootstrap-servers", "k:9092", "--zookeeper-tls-cafile", "ca.pem"),
+            "kto run: --zookeeper-tls-cafile: ZooKeeper only, not with --bootstrap-servers\n",
+        ),
+        (
+            ("--zookeeper", "zk:2281", "--zookeeper-tls-certfile", "client.pem"),
+            "kto run: --zookeeper-tls-certfile and --zookeeper-tls-keyfile go together\n",
+        ),
+        (
+            ("--zookeeper", "zk:2281", "--zookeeper-tls-cafile", "/nonexistent/ca.pem"),
+            "kto run: --zookeeper-tls-cafile /nonexistent/ca.pem: no such file\n",
+        ),
     ],
 )
 def test_the_cluster_is_reached_one_way(

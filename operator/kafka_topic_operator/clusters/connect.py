@@ -20,9 +20,12 @@ from kafka_topic_operator.kafka_admin.connection import (
 from kafka_topic_operator.process.argparsing import UsageError
 from kafka_topic_operator.zk.client import ZkClient, ZkCredentials
 from kafka_topic_operator.zk.credential_flags import (
+    TLS_FLAGS,
     add_zookeeper_auth_arguments,
     zookeeper_credentials,
+    zookeeper_tls,
 )
+from kafka_topic_operator.zk.tls import ZkTls
 
 DEFAULT_SESSION_TIMEOUT = 18.0
 
@@ -34,9 +37,11 @@ class ZooKeeperFlags:
     hosts: str
     credentials: ZkCredentials | None = None
     secure_acls: bool = False
+    tls: ZkTls | None = None
 
     def __repr__(self) -> str:  # the credentials stay out of any log line
-        return f"ZooKeeperFlags(hosts={self.hosts!r}, secure_acls={self.secure_acls})"
+        return (f"ZooKeeperFlags(hosts={self.hosts!r}, secure_acls={self.secure_acls}, "
+                f"tls={self.tls is not None})")  # fmt: skip
 
 
 ClusterFlags = ZooKeeperFlags | KafkaConnection
@@ -69,12 +74,14 @@ def cluster_flags(
             args.zookeeper,
             zookeeper_credentials(args),
             bool(getattr(args, "zookeeper_set_acl", False)),
+            zookeeper_tls(args),
         )
     others = {
         **(zookeeper_only or {}),
         "--zookeeper-digest-file": args.zookeeper_digest_file,
         "--zookeeper-sasl-file": args.zookeeper_sasl_file,
         "--zookeeper-set-acl": getattr(args, "zookeeper_set_acl", False),
+        **{flag: getattr(args, dest, None) for flag, dest in TLS_FLAGS.items()},
     }
     if given := [flag for flag, value in others.items() if value]:
         raise UsageError(f"{', '.join(given)}: ZooKeeper only, not with --bootstrap-servers")
@@ -101,6 +108,7 @@ def connect(
             session_timeout=session_timeout,
             credentials=flags.credentials,
             secure_acls=flags.secure_acls,
+            tls=flags.tls,
             **({} if retry_deadline is None else {"retry_deadline": retry_deadline}),
         )
         zk.start(timeout=timeout)

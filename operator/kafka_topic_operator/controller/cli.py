@@ -27,6 +27,7 @@ from kafka_topic_operator.zk.client import ZkConnectionError
 from kafka_topic_operator.zk.credential_flags import (
     add_zookeeper_auth_arguments,
     zookeeper_credentials,
+    zookeeper_tls,
 )
 
 EXIT_FAILURE = 1
@@ -111,6 +112,7 @@ def config_from_args(args: argparse.Namespace) -> ControllerConfig:
         session_timeout=args.session_timeout,
         credentials=credentials,
         secure_acls=args.zookeeper_set_acl,
+        tls=zookeeper_tls(args),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_topic_operator.zk.client import ZkCredentials
+from kafka_topic_operator.zk.tls import ZkTls
 
 FAILOVER_AUTO_REBALANCE_DELAY = 5.0
 """Kafka schedules the first automatic preferred leader election 5 s after failover."""
@@ -25,3 +26,4 @@ class ControllerConfig:
     session_timeout: float = 10.0
     credentials: ZkCredentials | None = None
     secure_acls: bool = False
+    tls: ZkTls | None = None

@@ -64,6 +64,7 @@ class KafkaController:
             session_timeout=config.session_timeout,
             credentials=config.credentials,
             secure_acls=config.secure_acls,
+            tls=config.tls,
         )
         self.ctx = ControllerContext()
         self.writer = ControllerZkWriter(self.zk, self.ctx)

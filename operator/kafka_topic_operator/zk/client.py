@@ -57,6 +57,7 @@ from kafka_topic_operator.zk.ops import (
 )
 from kafka_topic_operator.zk.poll_handler import PollThreadingHandler
 from kafka_topic_operator.zk.set_watches import SetWatches, set_watches_requests
+from kafka_topic_operator.zk.tls import ZkTls, explain_failure
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +125,11 @@ class ZkClient:
         credentials: ZkCredentials | None = None,
         secure_acls: bool = False,
         retry_deadline: float | None = None,
+        tls: ZkTls | None = None,
     ) -> None:
         """`retry_deadline`: give up on an operation (ZkConnectionError) after retrying a lost
-        connection this long; None retries until the connection is back."""
+        connection this long; None retries until the connection is back. `tls`: a secure client
+        port's settings, checked by the caller (ZkTls.check)."""
         sasl = isinstance(credentials, SaslCredentials)
         auth = None
         sasl_options = None
@@ -161,6 +164,7 @@ class ZkClient:
             connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
             command_retry=None,
             handler=PollThreadingHandler(),
+            **({} if tls is None else tls.kazoo_options()),
         )
         self.hosts = hosts
         self._sasl_user = credentials.user if sasl and credentials is not None else None
@@ -168,12 +172,14 @@ class ZkClient:
         self._session_timeout = session_timeout
         self._credentials = credentials
         self._secure_acls = secure_acls
+        self._tls = tls
 
     def sibling(self) -> ZkClient:
         """A new, unstarted client with this one's servers and credentials: a connection of
         its own, whose requests never queue behind this one's."""
         return ZkClient(self.hosts, session_timeout=self._session_timeout,
-                        credentials=self._credentials, secure_acls=self._secure_acls)  # fmt: skip
+                        credentials=self._credentials, secure_acls=self._secure_acls,
+                        tls=self._tls)  # fmt: skip
 
     # ---- session ----------------------------------------------------------------------------
 
@@ -203,6 +209,10 @@ class ZkClient:
                 self._kazoo.client_state == "AUTH_FAILED" or _reachable(self.hosts)
             )
             self.stop()
+            if self._tls is not None and (why := explain_failure(self.hosts, self._tls)):
+                raise ZkConnectionError(
+                    f"cannot connect to ZooKeeper at {self.hosts}: {why}"
+                ) from e
             if refused:
                 raise ZkConnectionError(
                     f"cannot connect to ZooKeeper at {self.hosts}: SASL authentication of user "
