@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 def test_a_reassignment_kafka_never_finishes_shows_in_status_until_cleared(
     zk_operator: Operator,
 ) -> None:
-    operator, name = zk_operator, "e2e-stuck"
+    operator, name = zk_operator, "e2e-stuck-request"
     operator.apply(name, partitions=1, replicaAssignment=[[1, 2]])
     operator.ready(name)
     zk = operator.zookeeper
@@ -37,7 +37,7 @@ def test_a_reassignment_kafka_never_finishes_shows_in_status_until_cleared(
         [request] = status["stuckAdminRequests"]
         assert request["path"] == znodes.REASSIGN_PARTITIONS_PATH
         assert request["partitions"] == [f"{name}-0"]
-        assert "e2e-stuck-0 to [2, 2]: the replica list has duplicate brokers" in request["reason"]
+        assert f"{name}-0 to [2, 2]: the replica list has duplicate brokers" in request["reason"]
         assert request["clears"].startswith(f"delete {znodes.REASSIGN_PARTITIONS_PATH}")
         ready, reason, message = operator.condition(name) or ("", "", "")
         assert (ready, reason) == ("False", "ReassignmentInProgress"), message
@@ -52,3 +52,5 @@ def test_a_reassignment_kafka_never_finishes_shows_in_status_until_cleared(
     assert "stuckAdminRequests" not in obj["status"]
     partitions = eventually(lambda: describe_topic(operator.cluster, name), f"{name} described")
     assert list(partitions[1][0].replicas) == [1, 2]
+    operator.delete(name)  # the session's cluster is shared: leave nothing behind
+    operator.gone(name)
