@@ -8,6 +8,7 @@ handshake of our own (`explain_failure`). Key material never reaches a message: 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import socket
 import ssl
@@ -128,10 +129,8 @@ def _handshake(
     try:
         with context.wrap_socket(raw, server_hostname=host) as conn:
             conn.settimeout(VERDICT_WAIT)
-            try:
-                conn.recv(1)  # a refusal of our certificate arrives here; silence is consent
-            except TimeoutError:
-                return None
+            with contextlib.suppress(TimeoutError):  # silence is consent
+                conn.recv(1)  # a refusal of our certificate arrives here
             return None
     except ssl.SSLCertVerificationError as e:
         return _verification_failure(where, host, e, tls)
